@@ -18,7 +18,10 @@ use crate::tensor::Tensor;
 use crate::{Error, Result};
 
 pub use registry::{device_by_name, devices, init_backend, registries, Registry};
-pub use tensor_io::{tensor_copy, tensor_get, tensor_get_in_compute, tensor_memset, tensor_set, BusyGuard};
+pub use tensor_io::{
+    tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_set, tensor_to_f32,
+    tensor_to_f32_in_compute, BusyGuard,
+};
 
 /// What a buffer holds (ggml_backend_buffer_usage); schedulers treat weights specially.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

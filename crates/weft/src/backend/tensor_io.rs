@@ -124,3 +124,96 @@ impl Drop for BusyGuard {
         }
     }
 }
+
+/// Gather a tensor's elements in logical order (ne0 fastest) from its raw span, following
+/// its strides, converting each row to f32.
+fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
+    let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
+    let n0 = ne[0].max(0) as usize;
+    let mut out = vec![0f32; t.nelements().max(0) as usize];
+    let row_bytes = ty.row_size(n0);
+    let packed = nb[0] == ty.type_size();
+    let mut row_buf = vec![0u8; row_bytes];
+    let mut k = 0;
+    for i3 in 0..ne[3].max(0) as usize {
+        for i2 in 0..ne[2].max(0) as usize {
+            for i1 in 0..ne[1].max(0) as usize {
+                let base = i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+                let row: &[u8] = if packed {
+                    &span[base..base + row_bytes]
+                } else {
+                    // Strided elements (plain types only: blocks are always packed).
+                    let es = ty.type_size();
+                    for i0 in 0..n0 {
+                        row_buf[i0 * es..(i0 + 1) * es].copy_from_slice(&span[base + i0 * nb[0]..base + i0 * nb[0] + es]);
+                    }
+                    &row_buf
+                };
+                crate::types::convert::row_to_f32(ty, row, &mut out[k..k + n0])?;
+                k += n0;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A tensor's elements as f32, in logical order (ggml's test tensor_to_float).
+pub fn tensor_to_f32(t: &Tensor) -> Result<Vec<f32>> {
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut span, 0)?;
+    gather_f32(t, &span)
+}
+
+/// tensor_to_f32 for code running inside a compute that owns the buffers.
+pub fn tensor_to_f32_in_compute(t: &Tensor) -> Result<Vec<f32>> {
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get_in_compute(t, &mut span, 0)?;
+    gather_f32(t, &span)
+}
+
+/// Write f32 values (logical order) into a tensor, converting to its type and following its
+/// strides; elements the tensor's strides skip are left as they were.
+pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
+    let n = t.nelements().max(0) as usize;
+    if values.len() != n {
+        return Err(Error::invalid(format!(
+            "fromFloat32: tensor '{}' has {n} elements, got {} values",
+            t.label(),
+            values.len()
+        )));
+    }
+    let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
+    let n0 = ne[0].max(0) as usize;
+    let row_bytes = ty.row_size(n0);
+    if t.is_contiguous() {
+        let mut bytes = vec![0u8; t.nbytes()];
+        for (r, chunk) in values.chunks(n0.max(1)).enumerate() {
+            crate::types::convert::row_from_f32(ty, chunk, &mut bytes[r * row_bytes..(r + 1) * row_bytes])?;
+        }
+        return tensor_set(t, &bytes, 0);
+    }
+    // Strided: read-modify-write the span so bytes between elements keep their values.
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut span, 0)?;
+    let packed = nb[0] == ty.type_size();
+    let es = ty.type_size();
+    let mut row = vec![0u8; row_bytes];
+    let mut k = 0;
+    for i3 in 0..ne[3].max(0) as usize {
+        for i2 in 0..ne[2].max(0) as usize {
+            for i1 in 0..ne[1].max(0) as usize {
+                let base = i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+                crate::types::convert::row_from_f32(ty, &values[k..k + n0], &mut row)?;
+                if packed {
+                    span[base..base + row_bytes].copy_from_slice(&row);
+                } else {
+                    for i0 in 0..n0 {
+                        span[base + i0 * nb[0]..base + i0 * nb[0] + es].copy_from_slice(&row[i0 * es..(i0 + 1) * es]);
+                    }
+                }
+                k += n0;
+            }
+        }
+    }
+    tensor_set(t, &span, 0)
+}

@@ -57,3 +57,23 @@ pub fn from_f32(ty: Type, values: &[f32]) -> Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// One row of `ty` (whole blocks for quantized types) to f32.
+pub fn row_to_f32(ty: Type, bytes: &[u8], out: &mut [f32]) -> Result<()> {
+    let v = to_f32(ty, bytes)?;
+    if v.len() != out.len() {
+        return Err(Error::invalid(format!("row of {} {ty} values, expected {}", v.len(), out.len())));
+    }
+    out.copy_from_slice(&v);
+    Ok(())
+}
+
+/// f32 values to one row of `ty` (whole blocks for quantized types).
+pub fn row_from_f32(ty: Type, values: &[f32], out: &mut [u8]) -> Result<()> {
+    let b = from_f32(ty, values)?;
+    if b.len() != out.len() {
+        return Err(Error::invalid(format!("row of {} bytes of {ty}, expected {}", b.len(), out.len())));
+    }
+    out.copy_from_slice(&b);
+    Ok(())
+}

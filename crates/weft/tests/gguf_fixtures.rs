@@ -9,9 +9,7 @@ use weft::types::f32_to_f16;
 use weft::Type;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/gguf")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf").join(name)
 }
 
 fn open(name: &str) -> GgufFile {
@@ -19,9 +17,7 @@ fn open(name: &str) -> GgufFile {
 }
 
 fn le_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 /// The scalar and array values the script wrote to values.gguf, in its order.
@@ -57,16 +53,9 @@ fn expected_values() -> Vec<(&'static str, Value)> {
         ("test.arr.f64", vec![0.25f64, -1e300].into()),
         (
             "test.arr.nested_i32",
-            arr(Array::Array(vec![
-                vec![1i32, 2, 3].into(),
-                vec![4i32].into(),
-                vec![5i32, 6].into(),
-            ])),
+            arr(Array::Array(vec![vec![1i32, 2, 3].into(), vec![4i32].into(), vec![5i32, 6].into()])),
         ),
-        (
-            "test.arr.nested_str",
-            arr(Array::Array(vec![vec!["x", "y"].into(), vec!["z"].into()])),
-        ),
+        ("test.arr.nested_str", arr(Array::Array(vec![vec!["x", "y"].into(), vec!["z"].into()]))),
         (
             "test.arr.nested3",
             arr(Array::Array(vec![
@@ -74,14 +63,7 @@ fn expected_values() -> Vec<(&'static str, Value)> {
                 Array::Array(vec![vec![4.5f32].into()]),
             ])),
         ),
-        (
-            "test.arr.nested_mixed",
-            arr(Array::Array(vec![
-                vec![1i32, 2].into(),
-                vec!["a"].into(),
-                vec![0.5f32].into(),
-            ])),
-        ),
+        ("test.arr.nested_mixed", arr(Array::Array(vec![vec![1i32, 2].into(), vec!["a"].into(), vec![0.5f32].into()]))),
     ]
 }
 
@@ -98,11 +80,7 @@ fn every_value_type_and_nested_arrays_from_gguf_py() {
     }
     // Every one of the 13 value types occurs, as a value or as an array element type.
     let mut seen: Vec<ValueType> = f.metadata().iter().map(|(_, v)| v.value_type()).collect();
-    seen.extend(
-        f.metadata()
-            .iter()
-            .filter_map(|(_, v)| Some(v.as_array()?.element_type())),
-    );
+    seen.extend(f.metadata().iter().filter_map(|(_, v)| Some(v.as_array()?.element_type())));
     assert!(ValueType::ALL.iter().all(|t| seen.contains(t)));
 
     // The typed helpers.
@@ -116,19 +94,13 @@ fn every_value_type_and_nested_arrays_from_gguf_py() {
     assert_eq!(f.get_f64("test.f64"), Some(0.1));
     assert_eq!(f.get_bool("test.bool_false"), Some(false));
     assert_eq!(f.get_str_array("test.arr.str").unwrap(), ["a", "", "ü"]);
-    assert_eq!(
-        f.get_array("test.arr.f64").unwrap().as_f64(),
-        Some(&[0.25, -1e300][..])
-    );
+    assert_eq!(f.get_array("test.arr.f64").unwrap().as_f64(), Some(&[0.25, -1e300][..]));
     assert_eq!(f.get_str("test.u8"), None);
     assert_eq!(f.get("missing"), None);
 
     // The one tensor: f32 [1, -2, 0.5] at the data section's start.
     let t = f.tensor("tiny").unwrap();
-    assert_eq!(
-        (t.ty, t.n_dims, t.ne, t.offset, t.size),
-        (Type::F32, 1, [3, 1, 1, 1], 0, 12)
-    );
+    assert_eq!((t.ty, t.n_dims, t.ne, t.offset, t.size), (Type::F32, 1, [3, 1, 1, 1], 0, 12));
     assert_eq!(f.data_offset() % 32, 0);
     assert_eq!(le_f32(f.tensor_data(t)), [1.0, -2.0, 0.5]);
 }
@@ -139,11 +111,8 @@ fn plain_and_quantized_tensors_with_alignment_64_from_gguf_py() {
     assert_eq!(f.alignment(), 64);
     assert_eq!(f.get("general.alignment"), Some(&Value::U32(64)));
     assert_eq!(f.data_offset() % 64, 0);
-    let layout: Vec<(&str, Type, usize, [i64; 4], usize)> = f
-        .tensors()
-        .iter()
-        .map(|t| (t.name.as_str(), t.ty, t.n_dims, t.ne, t.size))
-        .collect();
+    let layout: Vec<(&str, Type, usize, [i64; 4], usize)> =
+        f.tensors().iter().map(|t| (t.name.as_str(), t.ty, t.n_dims, t.ne, t.size)).collect();
     assert_eq!(
         layout,
         [
@@ -164,56 +133,17 @@ fn plain_and_quantized_tensors_with_alignment_64_from_gguf_py() {
     assert_eq!(offsets, [0, 64, 128, 192, 256, 320, 384, 448, 512, 704]);
 
     let data = |name: &str| f.tensor_bytes(name).unwrap();
-    assert_eq!(
-        le_f32(data("f32.matrix")),
-        [-1.0, -0.75, -0.5, -0.25, 0.0, 0.25]
-    );
-    let f16: Vec<u16> = [0.5f32, -1.0, 2.25, 65504.0, -0.0]
-        .iter()
-        .map(|&x| f32_to_f16(x))
-        .collect();
-    assert_eq!(
-        data("f16.vec"),
-        f16.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<_>>()
-    );
-    assert_eq!(
-        data("i8.vec"),
-        [-128i8, -1, 0, 1, 2, 3, 127].map(|x| x as u8)
-    );
-    assert_eq!(
-        data("i16.vec"),
-        [i16::MIN, 0, i16::MAX]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
-    assert_eq!(
-        data("i32.vec"),
-        [-1i32, 0, 7, i32::MAX]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
-    assert_eq!(
-        data("i64.vec"),
-        [i64::MIN, i64::MAX]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
-    assert_eq!(
-        data("f64.vec"),
-        [1e300f64, -0.125]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(le_f32(data("f32.matrix")), [-1.0, -0.75, -0.5, -0.25, 0.0, 0.25]);
+    let f16: Vec<u16> = [0.5f32, -1.0, 2.25, 65504.0, -0.0].iter().map(|&x| f32_to_f16(x)).collect();
+    assert_eq!(data("f16.vec"), f16.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<_>>());
+    assert_eq!(data("i8.vec"), [-128i8, -1, 0, 1, 2, 3, 127].map(|x| x as u8));
+    assert_eq!(data("i16.vec"), [i16::MIN, 0, i16::MAX].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>());
+    assert_eq!(data("i32.vec"), [-1i32, 0, 7, i32::MAX].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>());
+    assert_eq!(data("i64.vec"), [i64::MIN, i64::MAX].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>());
+    assert_eq!(data("f64.vec"), [1e300f64, -0.125].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>());
     assert_eq!(
         data("bf16.vec"),
-        [0x3F80u16, 0xC000, 0, 0x7F80]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<_>>()
+        [0x3F80u16, 0xC000, 0, 0x7F80].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>()
     );
 
     // q8_0 blocks: f16 scale d = 0.0625 * 2^b, then 32 int8 quants q(b, i).
@@ -234,11 +164,7 @@ fn plain_and_quantized_tensors_with_alignment_64_from_gguf_py() {
         want.extend((0..32).map(|i| q8(b, i) as u8));
     }
     assert_eq!(data("q8_0.weight"), want);
-    assert_eq!(
-        &data("q8_0.weight")[..3],
-        [0x00, 0x2c, 0x7f],
-        "as the script printed"
-    );
+    assert_eq!(&data("q8_0.weight")[..3], [0x00, 0x2c, 0x7f], "as the script printed");
 
     // q4_0: d = 0.5, byte j holds q[j] (low nibble) and q[j + 16] (high), q[i] = i % 16.
     let mut want = f32_to_f16(0.5).to_le_bytes().to_vec();
@@ -274,9 +200,21 @@ fn writer_reproduces_gguf_py_files_byte_for_byte() {
     for name in ["values.gguf", "tensors-align64.gguf", "metadata-only.gguf"] {
         let f = open(name);
         let written = GgufWriter::from_gguf(&f).unwrap().to_bytes().unwrap();
-        assert!(
-            written == f.as_bytes(),
-            "{name}: written file differs from gguf-py's"
-        );
+        assert!(written == f.as_bytes(), "{name}: written file differs from gguf-py's");
     }
+}
+
+#[test]
+fn tensor_infos_make_weft_tensors_of_the_same_layout() {
+    // What a loader does: one weft tensor per info, data copied from tensor_data().
+    let f = open("tensors-align64.gguf");
+    let mem_size = f.tensors().len() * weft::context::tensor_overhead();
+    let ctx = weft::Context::new(weft::ContextParams { mem_size, no_alloc: true }).unwrap();
+    for info in f.tensors() {
+        let t = ctx.new_tensor(info.ty, &info.ne).unwrap();
+        t.set_name(&info.name);
+        assert_eq!((t.ty(), t.ne(), t.nb(), t.nbytes()), (info.ty, info.ne, info.nb(), info.size), "{}", info.name);
+        assert_eq!(f.tensor_data(info).len(), t.nbytes());
+    }
+    assert_eq!(ctx.get_tensor("q8_0.weight").unwrap().ne(), [64, 2, 1, 1]);
 }

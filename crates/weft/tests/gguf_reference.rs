@@ -15,9 +15,7 @@ use weft::Type;
 fn reference_dir() -> PathBuf {
     match std::env::var_os("WEFT_GGML_REFERENCE") {
         Some(dir) => PathBuf::from(dir),
-        None => {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ggml-reference/eval")
-        }
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ggml-reference/eval"),
     }
 }
 
@@ -87,25 +85,14 @@ const README_OPS: &[(&str, usize)] = &[
 ];
 
 /// Every key the README lists (`case.output_note` only where the output was not contiguous).
-const README_KEYS: [&str; 7] = [
-    "case.name",
-    "case.op",
-    "case.max_nmse_err",
-    "case.set",
-    "case.input_names",
-    "case.graph_ops",
-    "case.output_note",
-];
+const README_KEYS: [&str; 7] =
+    ["case.name", "case.op", "case.max_nmse_err", "case.set", "case.input_names", "case.graph_ops", "case.output_note"];
 
 /// The README's file naming: `case.name` with every character outside `[A-Za-z0-9_.=,-]`
 /// replaced by `_`.
 fn file_name_of(case_name: &str) -> String {
     let keep = |c: char| c.is_ascii_alphanumeric() || "_.=,-".contains(c);
-    case_name
-        .chars()
-        .map(|c| if keep(c) { c } else { '_' })
-        .collect::<String>()
-        + ".gguf"
+    case_name.chars().map(|c| if keep(c) { c } else { '_' }).collect::<String>() + ".gguf"
 }
 
 /// Checks one file; returns its op and the types of its tensors.
@@ -113,11 +100,7 @@ fn check_file(path: &std::path::Path) -> Result<(String, Vec<Type>), String> {
     let f = GgufFile::open(path).map_err(|e| e.to_string())?;
     let fail = |msg: String| Err(msg);
     if (f.version(), f.alignment()) != (3, 32) {
-        return fail(format!(
-            "version {} alignment {}",
-            f.version(),
-            f.alignment()
-        ));
+        return fail(format!("version {} alignment {}", f.version(), f.alignment()));
     }
     let string = |key: &str| match f.get(key) {
         Some(Value::String(s)) => Ok(s.as_str()),
@@ -137,34 +120,19 @@ fn check_file(path: &std::path::Path) -> Result<(String, Vec<Type>), String> {
     }
     match f.get("case.max_nmse_err") {
         Some(&Value::F64(e)) if e >= 0.0 && e.is_finite() => {}
-        other => {
-            return fail(format!(
-                "case.max_nmse_err: expected a finite f64 >= 0, found {other:?}"
-            ))
-        }
+        other => return fail(format!("case.max_nmse_err: expected a finite f64 >= 0, found {other:?}")),
     }
-    let input_names = f
-        .get_str_array("case.input_names")
-        .ok_or("case.input_names is not arr[str]")?;
-    let graph_ops = f
-        .get_str_array("case.graph_ops")
-        .ok_or("case.graph_ops is not arr[str]")?;
+    let input_names = f.get_str_array("case.input_names").ok_or("case.input_names is not arr[str]")?;
+    let graph_ops = f.get_str_array("case.graph_ops").ok_or("case.graph_ops is not arr[str]")?;
     if graph_ops.is_empty() {
         return fail("case.graph_ops is empty".into());
     }
-    let extra: Vec<&str> = f
-        .metadata()
-        .iter()
-        .map(|(k, _)| k.as_str())
-        .filter(|k| !README_KEYS.contains(k))
-        .collect();
+    let extra: Vec<&str> = f.metadata().iter().map(|(k, _)| k.as_str()).filter(|k| !README_KEYS.contains(k)).collect();
     if !extra.is_empty() {
         return fail(format!("keys the README does not list: {extra:?}"));
     }
 
-    let mut want: Vec<String> = (0..input_names.len())
-        .map(|i| format!("input.{i}"))
-        .collect();
+    let mut want: Vec<String> = (0..input_names.len()).map(|i| format!("input.{i}")).collect();
     want.push("output".into());
     let names: Vec<&str> = f.tensors().iter().map(|t| t.name.as_str()).collect();
     if names != want {
@@ -175,22 +143,15 @@ fn check_file(path: &std::path::Path) -> Result<(String, Vec<Type>), String> {
         // The data handed out is the file's own bytes at data_offset + offset, inside it.
         let start = f.data_offset() + t.offset as usize;
         let data = f.tensor_data(t);
-        let in_file = start + t.size <= f.as_bytes().len()
-            && std::ptr::eq(data.as_ptr(), f.as_bytes()[start..].as_ptr());
+        let in_file =
+            start + t.size <= f.as_bytes().len() && std::ptr::eq(data.as_ptr(), f.as_bytes()[start..].as_ptr());
         if !sane || data.len() != t.size || !in_file {
-            return fail(format!(
-                "tensor {} ne {:?} size {} out of shape or bounds",
-                t.name, t.ne, t.size
-            ));
+            return fail(format!("tensor {} ne {:?} size {} out of shape or bounds", t.name, t.ne, t.size));
         }
         if t.ne[0] % t.ty.blck_size() as i64 != 0
-            || t.size
-                != t.ty.row_size(t.ne[0] as usize) * t.ne[1..].iter().product::<i64>() as usize
+            || t.size != t.ty.row_size(t.ne[0] as usize) * t.ne[1..].iter().product::<i64>() as usize
         {
-            return fail(format!(
-                "tensor {} size {} does not match {} {:?}",
-                t.name, t.size, t.ty, t.ne
-            ));
+            return fail(format!("tensor {} size {} does not match {} {:?}", t.name, t.size, t.ty, t.ne));
         }
     }
     let out_ty = f.tensor("output").unwrap().ty;
@@ -204,9 +165,7 @@ fn check_file(path: &std::path::Path) -> Result<(String, Vec<Type>), String> {
     }
 
     // ggml wrote these files; weft's writer must lay them out identically.
-    let rewritten = GgufWriter::from_gguf(&f)
-        .and_then(|w| w.to_bytes())
-        .map_err(|e| e.to_string())?;
+    let rewritten = GgufWriter::from_gguf(&f).and_then(|w| w.to_bytes()).map_err(|e| e.to_string())?;
     if rewritten != f.as_bytes() {
         return fail("weft's writer does not reproduce the file byte for byte".into());
     }
@@ -217,16 +176,11 @@ fn check_file(path: &std::path::Path) -> Result<(String, Vec<Type>), String> {
 fn every_reference_file_parses_and_round_trips() {
     let dir = reference_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!(
-            "note: no ggml reference set at {} (set WEFT_GGML_REFERENCE); skipped",
-            dir.display()
-        );
+        println!("note: no ggml reference set at {} (set WEFT_GGML_REFERENCE); skipped", dir.display());
         return;
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| Some(e.ok()?.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "gguf"))
-        .collect();
+    let mut paths: Vec<PathBuf> =
+        entries.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.extension().is_some_and(|e| e == "gguf")).collect();
     paths.sort();
     assert!(!paths.is_empty(), "no .gguf files in {}", dir.display());
 
@@ -252,18 +206,9 @@ fn every_reference_file_parses_and_round_trips() {
         failures.len(),
         ops.len()
     );
-    assert!(
-        failures.is_empty(),
-        "{} of {} files failed:\n{}",
-        failures.len(),
-        paths.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} files failed:\n{}", failures.len(), paths.len(), failures.join("\n"));
     if paths.len() == 862 {
-        let readme: BTreeMap<String, usize> = README_OPS
-            .iter()
-            .map(|&(op, n)| (op.to_string(), n))
-            .collect();
+        let readme: BTreeMap<String, usize> = README_OPS.iter().map(|&(op, n)| (op.to_string(), n)).collect();
         assert_eq!(ops, readme, "files per op differ from the README's table");
     }
 }

@@ -9,9 +9,7 @@ fn bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
         .map(|_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (s >> 56) as u8
         })
         .collect()
@@ -66,16 +64,10 @@ fn all_values() -> Vec<(String, Value)> {
     ];
     for a in arrays {
         kv.push((format!("arr.{}", a.element_type()), a.clone().into()));
-        kv.push((
-            format!("arr.{}.empty", a.element_type()),
-            Array::empty(a.element_type()).into(),
-        ));
+        kv.push((format!("arr.{}.empty", a.element_type()), Array::empty(a.element_type()).into()));
     }
     kv.push(("arr.deepest".into(), nested(MAX_ARRAY_DEPTH).into()));
-    kv.push((
-        "arr.of_empty_arrays".into(),
-        Array::Array(vec![Array::empty(ValueType::U8); 3]).into(),
-    ));
+    kv.push(("arr.of_empty_arrays".into(), Array::Array(vec![Array::empty(ValueType::U8); 3]).into()));
     kv
 }
 
@@ -104,11 +96,7 @@ fn all_tensors() -> Tensors {
     out
 }
 
-fn build<'a>(
-    kv: &[(String, Value)],
-    tensors: &'a Tensors,
-    alignment: Option<u32>,
-) -> GgufWriter<'a> {
+fn build<'a>(kv: &[(String, Value)], tensors: &'a Tensors, alignment: Option<u32>) -> GgufWriter<'a> {
     let mut w = GgufWriter::new();
     for (k, v) in kv {
         w.set(k.clone(), v.clone()).unwrap();
@@ -117,8 +105,7 @@ fn build<'a>(
         w.set_alignment(a).unwrap();
     }
     for (name, ty, ne, data) in tensors {
-        w.add_tensor(name.clone(), *ty, ne, data.as_slice())
-            .unwrap();
+        w.add_tensor(name.clone(), *ty, ne, data.as_slice()).unwrap();
     }
     w
 }
@@ -133,10 +120,7 @@ fn check_round_trip(w: &GgufWriter, kv: &[(String, Value)], tensors: &Tensors, f
     assert_eq!(f.metadata(), w.metadata());
     assert_eq!(f.tensors(), w.tensors().as_slice());
     for (t, (name, ty, ne, data)) in f.tensors().iter().zip(tensors) {
-        assert_eq!(
-            (&t.name, t.ty, t.shape(), t.size),
-            (name, *ty, ne.as_slice(), data.len())
-        );
+        assert_eq!((&t.name, t.ty, t.shape(), t.size), (name, *ty, ne.as_slice(), data.len()));
         assert_eq!(t.n_dims, ne.len());
         assert_eq!(t.offset % f.alignment() as u64, 0);
         assert_eq!(f.tensor_data(t), data.as_slice(), "{name}");
@@ -154,10 +138,7 @@ fn everything_round_trips_at_several_alignments() {
         let f = GgufFile::from_slice(&written).unwrap();
         check_round_trip(&w, &kv, &tensors, &f);
         // Writing what was read gives the same bytes again.
-        assert_eq!(
-            GgufWriter::from_gguf(&f).unwrap().to_bytes().unwrap(),
-            written
-        );
+        assert_eq!(GgufWriter::from_gguf(&f).unwrap().to_bytes().unwrap(), written);
     }
 }
 
@@ -199,11 +180,7 @@ fn writer_lays_tensors_out_like_ggml() {
     w.set_alignment(16).unwrap();
     assert_eq!(offsets(&w), [0, 16, 64]);
     let f = GgufFile::from_bytes(w.to_bytes().unwrap()).unwrap();
-    assert_eq!(
-        f.as_bytes().len(),
-        f.data_offset() + 80,
-        "last tensor padded too, as ggml does"
-    );
+    assert_eq!(f.as_bytes().len(), f.data_offset() + 80, "last tensor padded too, as ggml does");
     let c: &TensorInfo = f.tensor("c").unwrap();
     assert_eq!((c.offset, c.size, c.ne), (64, 1, [1, 1, 1, 1]));
 }
@@ -235,10 +212,7 @@ fn writer_refuses_what_the_reader_would_refuse() {
     };
     let mut w = GgufWriter::new();
     w.add_tensor("t", Type::F32, &[2], vec![0; 8]).unwrap();
-    assert_eq!(
-        invalid(w.add_tensor("t", Type::F32, &[2], vec![0; 8])),
-        "gguf writer: duplicate tensor name 't'"
-    );
+    assert_eq!(invalid(w.add_tensor("t", Type::F32, &[2], vec![0; 8])), "gguf writer: duplicate tensor name 't'");
     assert_eq!(
         invalid(w.add_tensor("u", Type::F32, &[2, 3], vec![0; 8])),
         "gguf writer: tensor 'u': f32 [2, 3] needs 24 bytes of data, got 8"
@@ -256,9 +230,10 @@ fn writer_refuses_what_the_reader_would_refuse() {
         "gguf writer: tensor 'u': f32 dimension 0 is negative (-1)"
     );
     assert_eq!(
-        invalid(w.set_alignment(24)),
-        "gguf writer: general.alignment is 24; it must be a nonzero power of two"
+        invalid(w.add_tensor("x".repeat(64), Type::F32, &[1], vec![0; 4])),
+        format!("gguf writer: tensor '{}': name is 64 bytes long (at most 63)", "x".repeat(64))
     );
+    assert_eq!(invalid(w.set_alignment(24)), "gguf writer: general.alignment is 24; it must be a nonzero power of two");
     assert_eq!(
         invalid(w.set("general.alignment", 32u64)),
         "gguf writer: general.alignment must be a u32, found u64 U64(32)"

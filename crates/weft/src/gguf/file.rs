@@ -57,11 +57,7 @@ impl GgufFile {
         let len = file.metadata().map_err(|e| in_file(e.into()))?.len();
         // SAFETY: the map is read-only and only ever read through bounds-checked slices;
         // the caveat above (no concurrent modification) is the one every mmap user carries.
-        let mapped = if len > 0 {
-            unsafe { Mmap::map(&file) }.ok()
-        } else {
-            None
-        };
+        let mapped = if len > 0 { unsafe { Mmap::map(&file) }.ok() } else { None };
         let bytes = match mapped {
             Some(map) => Bytes::Map(map),
             // Empty files cannot be mapped, and pipes or special files cannot be either:

@@ -30,8 +30,9 @@ pub const VERSION: u32 = 3;
 pub const DEFAULT_ALIGNMENT: usize = 32;
 /// The key that sets a file's alignment (a u32 power of two).
 pub const ALIGNMENT_KEY: &str = "general.alignment";
-/// Most dimensions a tensor has (`GGML_MAX_DIMS`).
-pub const MAX_DIMS: usize = 4;
+/// Most dimensions a tensor has (`GGML_MAX_DIMS`), and longest tensor name plus one
+/// (`GGML_MAX_NAME`): the engine's own limits, which GGUF files must keep to.
+pub use crate::tensor::{MAX_DIMS, MAX_NAME};
 /// How deep arrays of arrays may nest; deeper files are refused so that parsing a hostile
 /// file cannot overflow the stack.
 pub const MAX_ARRAY_DEPTH: usize = 32;

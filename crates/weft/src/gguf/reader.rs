@@ -9,9 +9,9 @@
 use std::collections::hash_map::{Entry, HashMap};
 use std::ops::Range;
 
-use super::tensor::{data_size, TensorInfo};
+use super::tensor::{check_name, data_size, TensorInfo};
 use super::value::{Array, Value, ValueType};
-use super::wire::{get_all, Cursor};
+use super::wire::{get_all, shown, Cursor};
 use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAGIC, MAX_ARRAY_DEPTH, MAX_DIMS};
 use crate::{Error, Result, Type};
 
@@ -45,36 +45,20 @@ pub(crate) fn parse(buf: &[u8]) -> Result<Parsed> {
     let n_kv = c.count(MIN_KV_SIZE, "kv count")?;
 
     let (metadata, key_index) = read_named(&mut c, n_kv, "kv", "key", |c, key| {
-        let value = read_kv_value(c).map_err(|e| e.context(format!("key '{key}'")))?;
+        let value = read_kv_value(c).map_err(|e| e.context(format!("key '{}'", shown(&key))))?;
         Ok((key, value))
     })?;
     let alignment = match key_index.get(ALIGNMENT_KEY) {
         Some(&i) => alignment_from(&metadata[i].1).map_err(Error::format)?,
         None => DEFAULT_ALIGNMENT,
     };
-    let (tensors, tensor_index) = read_named(
-        &mut c,
-        n_tensors,
-        "tensor info",
-        "tensor name",
-        |c, name| read_tensor_info(c, name, alignment),
-    )?;
+    let (tensors, tensor_index) =
+        read_named(&mut c, n_tensors, "tensor info", "tensor name", |c, name| read_tensor_info(c, name, alignment))?;
 
-    let data_offset = c
-        .pos()
-        .checked_next_multiple_of(alignment)
-        .ok_or_else(|| Error::format("data section offset overflows"))?;
+    let data_offset =
+        c.pos().checked_next_multiple_of(alignment).ok_or_else(|| Error::format("data section offset overflows"))?;
     let ranges = data_ranges(&tensors, data_offset, buf.len())?;
-    Ok(Parsed {
-        version,
-        alignment,
-        data_offset,
-        metadata,
-        key_index,
-        tensors,
-        tensor_index,
-        ranges,
-    })
+    Ok(Parsed { version, alignment, data_offset, metadata, key_index, tensors, tensor_index, ranges })
 }
 
 /// `n` entries that each start with a name (kvs, tensor infos), in file order, and their
@@ -91,14 +75,12 @@ fn read_named<'a, T>(
     let mut index = HashMap::with_capacity(n.min(MAX_RESERVE));
     for i in 0..n {
         let at = c.pos();
-        let name = c
-            .string(name_what)
-            .map_err(|e| e.context(format!("{entry} {i} of {n}")))?;
+        let name = c.string(name_what).map_err(|e| e.context(format!("{entry} {i} of {n}")))?;
         match index.entry(name.clone()) {
             Entry::Occupied(first) => {
                 return Err(Error::format(format!(
-                    "duplicate {name_what} '{name}' ({entry} {i} at byte {at}; \
-                     {entry} {} has it too)",
+                    "duplicate {name_what} '{}' ({entry} {i} at byte {at}; {entry} {} has it too)",
+                    shown(&name),
                     first.get()
                 )))
             }
@@ -121,17 +103,13 @@ fn read_header(c: &mut Cursor) -> Result<u32> {
     let version = c.u32("version")?;
     match version {
         2 | 3 => Ok(version),
-        1 => Err(Error::format(
-            "GGUF v1 is no longer supported (only v2 and v3 are); convert the file again",
-        )),
+        1 => Err(Error::format("GGUF v1 is no longer supported (only v2 and v3 are); convert the file again")),
         // A big-endian file (gguf-py can write them) has its version byte-swapped.
         v if matches!(v.swap_bytes(), 2 | 3) => Err(Error::format(format!(
             "this is a big-endian GGUF v{} file; only little-endian files are supported",
             v.swap_bytes()
         ))),
-        v => Err(Error::format(format!(
-            "unsupported GGUF version {v} (only v2 and v3 are supported)"
-        ))),
+        v => Err(Error::format(format!("unsupported GGUF version {v} (only v2 and v3 are supported)"))),
     }
 }
 
@@ -144,8 +122,7 @@ fn read_kv_value(c: &mut Cursor) -> Result<Value> {
 fn read_value_type(c: &mut Cursor, what: &str) -> Result<ValueType> {
     let at = c.pos();
     let id = c.u32(what)?;
-    ValueType::from_id(id)
-        .ok_or_else(|| Error::format(format!("unknown {what} {id} at byte {at} (known: 0..=12)")))
+    ValueType::from_id(id).ok_or_else(|| Error::format(format!("unknown {what} {id} at byte {at} (known: 0..=12)")))
 }
 
 fn read_value(c: &mut Cursor, ty: ValueType) -> Result<Value> {
@@ -174,10 +151,7 @@ fn read_value(c: &mut Cursor, ty: ValueType) -> Result<Value> {
 /// enough to overflow the stack.
 fn read_array(c: &mut Cursor, depth: usize) -> Result<Array> {
     if depth > MAX_ARRAY_DEPTH {
-        return Err(Error::format(format!(
-            "arrays nest more than {MAX_ARRAY_DEPTH} deep at byte {}",
-            c.pos()
-        )));
+        return Err(Error::format(format!("arrays nest more than {MAX_ARRAY_DEPTH} deep at byte {}", c.pos())));
     }
     let ty = read_value_type(c, "array element type")?;
     let n = c.count(ty.min_size(), &format!("arr[{ty}] length"))?;
@@ -221,11 +195,7 @@ fn read_elements<'a, T>(
 /// Bools are one byte, 0 or 1; anything else means the file is not what it claims.
 fn read_bools(bytes: &[u8], at: usize) -> Result<Vec<bool>> {
     match bytes.iter().position(|&b| b > 1) {
-        Some(i) => Err(Error::format(format!(
-            "bool at byte {} is {} (must be 0 or 1)",
-            at + i,
-            bytes[i]
-        ))),
+        Some(i) => Err(Error::format(format!("bool at byte {} is {} (must be 0 or 1)", at + i, bytes[i]))),
         None => Ok(bytes.iter().map(|&b| b == 1).collect()),
     }
 }
@@ -235,76 +205,46 @@ fn read_bools(bytes: &[u8], at: usize) -> Result<Vec<bool>> {
 pub(crate) fn alignment_from(value: &Value) -> std::result::Result<usize, String> {
     match *value {
         Value::U32(a) if a.is_power_of_two() => Ok(a as usize),
-        Value::U32(a) => Err(format!(
-            "{ALIGNMENT_KEY} is {a}; it must be a nonzero power of two"
-        )),
-        ref v => Err(format!(
-            "{ALIGNMENT_KEY} must be a u32, found {} {v:?}",
-            v.type_desc()
-        )),
+        Value::U32(a) => Err(format!("{ALIGNMENT_KEY} is {a}; it must be a nonzero power of two")),
+        ref v => Err(format!("{ALIGNMENT_KEY} must be a u32, found {} {v:?}", v.type_desc())),
     }
 }
 
 /// One tensor info after its name. Checks what does not depend on where the data section
 /// starts: dimensions, type, whole blocks, offset alignment.
 fn read_tensor_info(c: &mut Cursor, name: String, alignment: usize) -> Result<TensorInfo> {
-    let fail = |msg: String| Error::format(format!("tensor '{name}': {msg}"));
+    let fail = |msg: String| Error::format(format!("tensor '{}': {msg}", shown(&name)));
+    let in_tensor = |e: Error| e.context(format!("tensor '{name}'"));
+    check_name(&name).map_err(fail)?;
     let at = c.pos();
-    let n_dims = c
-        .u32("n_dims")
-        .map_err(|e| e.context(format!("tensor '{name}'")))?;
+    let n_dims = c.u32("n_dims").map_err(in_tensor)?;
     if n_dims as usize > MAX_DIMS {
-        return Err(fail(format!(
-            "n_dims at byte {at} is {n_dims} (at most {MAX_DIMS})"
-        )));
+        return Err(fail(format!("n_dims at byte {at} is {n_dims} (at most {MAX_DIMS})")));
     }
     let mut ne = [1i64; MAX_DIMS];
     for (j, dim) in ne.iter_mut().take(n_dims as usize).enumerate() {
         let at = c.pos();
-        let raw = c
-            .u64("ne")
-            .map_err(|e| e.context(format!("tensor '{name}'")))?;
-        *dim = i64::try_from(raw)
-            .map_err(|_| fail(format!("ne[{j}] at byte {at} is negative ({})", raw as i64)))?;
+        let raw = c.u64("ne").map_err(in_tensor)?;
+        *dim = i64::try_from(raw).map_err(|_| fail(format!("ne[{j}] at byte {at} is negative ({})", raw as i64)))?;
     }
     let at = c.pos();
-    let type_id = c
-        .u32("type")
-        .map_err(|e| e.context(format!("tensor '{name}'")))?;
-    let ty = Type::from_id(type_id)
-        .ok_or_else(|| fail(format!("unknown ggml type id {type_id} at byte {at}")))?;
+    let type_id = c.u32("type").map_err(in_tensor)?;
+    let ty = Type::from_id(type_id).ok_or_else(|| fail(format!("unknown ggml type id {type_id} at byte {at}")))?;
     let at = c.pos();
-    let offset = c
-        .u64("offset")
-        .map_err(|e| e.context(format!("tensor '{name}'")))?;
+    let offset = c.u64("offset").map_err(in_tensor)?;
     let size = data_size(ty, &ne[..n_dims as usize]).map_err(|m| fail(format!("{ty} {m}")))?;
     if offset % alignment as u64 != 0 {
-        return Err(fail(format!(
-            "offset {offset} at byte {at} is not a multiple of the alignment {alignment}"
-        )));
+        return Err(fail(format!("offset {offset} at byte {at} is not a multiple of the alignment {alignment}")));
     }
-    Ok(TensorInfo {
-        name,
-        ty,
-        n_dims: n_dims as usize,
-        ne,
-        offset,
-        size,
-    })
+    Ok(TensorInfo { name, ty, n_dims: n_dims as usize, ne, offset, size })
 }
 
 /// Where each tensor's data lies in the file: inside it, and overlapping no other tensor.
 /// Only a tensor's own bytes must be present, not the padding after the last one.
-fn data_ranges(
-    tensors: &[TensorInfo],
-    data_offset: usize,
-    file_len: usize,
-) -> Result<Vec<Range<usize>>> {
+fn data_ranges(tensors: &[TensorInfo], data_offset: usize, file_len: usize) -> Result<Vec<Range<usize>>> {
     let mut ranges = Vec::with_capacity(tensors.len());
     for t in tensors {
-        let start = usize::try_from(t.offset)
-            .ok()
-            .and_then(|o| o.checked_add(data_offset));
+        let start = usize::try_from(t.offset).ok().and_then(|o| o.checked_add(data_offset));
         let range = start.and_then(|s| Some(s..s.checked_add(t.size)?));
         match range {
             // An empty tensor needs no bytes, even where its offset points past the end.
@@ -318,9 +258,7 @@ fn data_ranges(
             }
         }
     }
-    let mut order: Vec<usize> = (0..tensors.len())
-        .filter(|&i| tensors[i].size > 0)
-        .collect();
+    let mut order: Vec<usize> = (0..tensors.len()).filter(|&i| tensors[i].size > 0).collect();
     order.sort_by_key(|&i| ranges[i].start);
     for pair in order.windows(2) {
         let (a, b) = (pair[0], pair[1]);

@@ -1,7 +1,8 @@
 //! Tensor infos: what GGUF says about each tensor, and the shape rules the reader and the
 //! writer both enforce (so whatever the writer accepts, the reader reads back).
 
-use super::MAX_DIMS;
+use super::{MAX_DIMS, MAX_NAME};
+use crate::tensor::contiguous_strides;
 use crate::Type;
 
 /// One tensor of a GGUF file.
@@ -11,7 +12,7 @@ pub struct TensorInfo {
     pub ty: Type,
     /// Dimensions the file lists (0..=4). ggml writes `ggml_n_dims`, i.e. drops trailing 1s.
     pub n_dims: usize,
-    /// Elements per dimension, ne[0] fastest, padded with 1s to 4 dimensions.
+    /// Elements per dimension, `ne[0]` fastest, padded with 1s to 4 dimensions.
     pub ne: [i64; MAX_DIMS],
     /// Byte offset of the data from the start of the data section (a multiple of the
     /// alignment); add [`GgufFile::data_offset`](super::GgufFile::data_offset) for the
@@ -33,19 +34,21 @@ impl TensorInfo {
     }
 
     /// Byte strides of the contiguous layout ggml gives a new tensor of this type and shape
-    /// (`nb[0]` = type size, `nb[1]` = row size, then each the previous times `ne`).
+    /// (`nb[0]` = type size, `nb[1]` = row size, then each the previous times `ne`): the
+    /// layout of [`GgufFile::tensor_data`](super::GgufFile::tensor_data), and of a tensor
+    /// made with `Context::new_tensor(info.ty, &info.ne)`.
     pub fn nb(&self) -> [usize; MAX_DIMS] {
-        let dim = |i: usize| usize::try_from(self.ne[i]).unwrap_or(0);
-        let mut nb = [self.ty.type_size(), 0, 0, 0];
-        nb[1] = self
-            .ty
-            .type_size()
-            .saturating_mul(dim(0) / self.ty.blck_size());
-        for i in 2..MAX_DIMS {
-            nb[i] = nb[i - 1].saturating_mul(dim(i - 1));
-        }
-        nb
+        contiguous_strides(self.ty, &self.ne)
     }
+}
+
+/// Checks a tensor name against ggml's limit: ggml refuses longer names in GGUF files, and
+/// weft, like `ggml_set_name`, would cut them to 63 bytes, so two long names could collide.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if name.len() >= MAX_NAME {
+        return Err(format!("name is {} bytes long (at most {})", name.len(), MAX_NAME - 1));
+    }
+    Ok(())
 }
 
 /// Checks that `ne` (at most 4 dims) is a shape a tensor of type `ty` can have and returns
@@ -63,11 +66,7 @@ pub(crate) fn data_size(ty: Type, ne: &[i64]) -> Result<usize, String> {
     }
     let ne0 = ne.first().copied().unwrap_or(1);
     if ne0 % ty.blck_size() as i64 != 0 {
-        return Err(format!(
-            "ne[0] = {ne0} is not a multiple of the {} block size {}",
-            ty.name(),
-            ty.blck_size()
-        ));
+        return Err(format!("ne[0] = {ne0} is not a multiple of the {} block size {}", ty.name(), ty.blck_size()));
     }
     // Zero dimensions count as 1 here, so a zero early in the shape cannot hide huge later
     // ones from the overflow check (ggml computes strides from every dimension).
@@ -108,39 +107,24 @@ mod tests {
 
     #[test]
     fn bad_shapes_say_what_is_wrong() {
-        assert_eq!(
-            data_size(Type::F32, &[1, 2, 3, 4, 5]).unwrap_err(),
-            "has 5 dimensions (at most 4)"
-        );
-        assert_eq!(
-            data_size(Type::F32, &[4, -1]).unwrap_err(),
-            "dimension 1 is negative (-1)"
-        );
-        assert_eq!(
-            data_size(Type::Q8_0, &[33]).unwrap_err(),
-            "ne[0] = 33 is not a multiple of the q8_0 block size 32"
-        );
-        assert!(data_size(Type::F32, &[1 << 40, 1 << 40])
-            .unwrap_err()
-            .contains("overflows"));
-        assert!(data_size(Type::F32, &[i64::MAX])
-            .unwrap_err()
-            .contains("overflows"));
-        assert!(data_size(Type::I8, &[0, i64::MAX, 2])
-            .unwrap_err()
-            .contains("overflows"));
+        assert_eq!(data_size(Type::F32, &[1, 2, 3, 4, 5]).unwrap_err(), "has 5 dimensions (at most 4)");
+        assert_eq!(data_size(Type::F32, &[4, -1]).unwrap_err(), "dimension 1 is negative (-1)");
+        assert_eq!(data_size(Type::Q8_0, &[33]).unwrap_err(), "ne[0] = 33 is not a multiple of the q8_0 block size 32");
+        assert!(data_size(Type::F32, &[1 << 40, 1 << 40]).unwrap_err().contains("overflows"));
+        assert!(data_size(Type::F32, &[i64::MAX]).unwrap_err().contains("overflows"));
+        assert!(data_size(Type::I8, &[0, i64::MAX, 2]).unwrap_err().contains("overflows"));
+    }
+
+    #[test]
+    fn names_keep_to_ggmls_limit() {
+        assert_eq!(check_name(&"x".repeat(63)), Ok(()));
+        assert_eq!(check_name(&"x".repeat(64)).unwrap_err(), "name is 64 bytes long (at most 63)");
     }
 
     #[test]
     fn strides_are_ggmls() {
-        let info = TensorInfo {
-            name: "t".into(),
-            ty: Type::Q8_0,
-            n_dims: 3,
-            ne: [64, 3, 2, 1],
-            offset: 0,
-            size: 2 * 34 * 6,
-        };
+        let info =
+            TensorInfo { name: "t".into(), ty: Type::Q8_0, n_dims: 3, ne: [64, 3, 2, 1], offset: 0, size: 2 * 34 * 6 };
         assert_eq!(info.nb(), [34, 68, 204, 408]);
         assert_eq!(info.n_elements(), 384);
         assert_eq!(info.shape(), &[64, 3, 2]);

@@ -36,6 +36,19 @@ pub(crate) fn get_all<T: Le>(bytes: &[u8]) -> Vec<T> {
     bytes.chunks_exact(T::SIZE).map(T::get).collect()
 }
 
+/// A name for an error message: whole if short, else its first 64 bytes and "…" (a hostile
+/// key can be as long as the file).
+pub(crate) fn shown(name: &str) -> String {
+    if name.len() <= 64 {
+        return name.to_string();
+    }
+    let mut end = 64;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &name[..end])
+}
+
 /// Appends a GGUF string: u64 byte length, then the UTF-8 bytes.
 pub(crate) fn put_string(out: &mut Vec<u8>, s: &str) {
     (s.len() as u64).put(out);
@@ -96,10 +109,7 @@ impl<'a> Cursor<'a> {
         let at = self.pos;
         let n = self.u64(what)?;
         let left = self.remaining();
-        match usize::try_from(n)
-            .ok()
-            .and_then(|n| n.checked_mul(min_size))
-        {
+        match usize::try_from(n).ok().and_then(|n| n.checked_mul(min_size)) {
             Some(bytes) if bytes <= left => Ok(n as usize),
             _ => Err(Error::format(format!(
                 "{what} {n} at byte {at} cannot fit in the {left} bytes left \
@@ -134,11 +144,14 @@ mod tests {
         assert_eq!(c.u32("a").unwrap(), 1);
         assert_eq!(c.u64("b").unwrap(), 2);
         let e = c.u32("the field").unwrap_err();
-        assert_eq!(
-            e.message,
-            "the field at byte 12 needs 4 bytes but the file has only 1 left (truncated?)"
-        );
+        assert_eq!(e.message, "the field at byte 12 needs 4 bytes but the file has only 1 left (truncated?)");
         assert_eq!(c.pos(), 12, "a failed read consumes nothing");
+    }
+
+    #[test]
+    fn long_names_are_cut_in_messages() {
+        assert_eq!(shown("short"), "short");
+        assert_eq!(shown(&"é".repeat(40)), format!("{}…", "é".repeat(32)));
     }
 
     #[test]
@@ -160,9 +173,7 @@ mod tests {
         let mut bytes = u64::MAX.to_le_bytes().to_vec();
         bytes.extend([0; 16]);
         let e = Cursor::new(&bytes).count(1, "array length").unwrap_err();
-        assert!(e
-            .message
-            .contains("array length 18446744073709551615 at byte 0 cannot fit"));
+        assert!(e.message.contains("array length 18446744073709551615 at byte 0 cannot fit"));
         let mut bytes = 3u64.to_le_bytes().to_vec();
         bytes.extend([0; 16]);
         assert_eq!(Cursor::new(&bytes).count(5, "n").unwrap(), 3);
@@ -176,13 +187,8 @@ mod tests {
         assert_eq!(Cursor::new(&bytes).string("key").unwrap(), "hi");
         bytes[9] = 0xff;
         let e = Cursor::new(&bytes).string("key").unwrap_err();
-        assert_eq!(
-            e.message,
-            "key at byte 0 is not valid UTF-8 (bad byte at 9)"
-        );
+        assert_eq!(e.message, "key at byte 0 is not valid UTF-8 (bad byte at 9)");
         let e = Cursor::new(&bytes[..9]).string("key").unwrap_err();
-        assert!(e
-            .message
-            .starts_with("key length 2 at byte 0 cannot fit in the 1 bytes left"));
+        assert!(e.message.starts_with("key length 2 at byte 0 cannot fit in the 1 bytes left"));
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::file::GgufFile;
 use super::reader::alignment_from;
-use super::tensor::{data_size, TensorInfo};
+use super::tensor::{check_name, data_size, TensorInfo};
 use super::value::{Array, Value};
 use super::wire::{put_string, Le};
 use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAGIC, MAX_ARRAY_DEPTH, MAX_DIMS, VERSION};
@@ -104,9 +104,7 @@ impl<'a> GgufWriter<'a> {
 
     /// The alignment the file will be written with.
     pub fn alignment(&self) -> usize {
-        self.get(ALIGNMENT_KEY)
-            .and_then(|v| alignment_from(v).ok())
-            .unwrap_or(DEFAULT_ALIGNMENT)
+        self.get(ALIGNMENT_KEY).and_then(|v| alignment_from(v).ok()).unwrap_or(DEFAULT_ALIGNMENT)
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
@@ -117,7 +115,7 @@ impl<'a> GgufWriter<'a> {
         &self.metadata
     }
 
-    /// Adds a tensor of type `ty` and shape `ne` (ne[0] first, at most 4 dims; the file
+    /// Adds a tensor of type `ty` and shape `ne` (`ne[0]` first, at most 4 dims; the file
     /// lists exactly these dims, so pass ggml's trimmed shape to match ggml's files).
     /// `data` is the contiguous tensor data, exactly `ggml_nbytes` long.
     pub fn add_tensor(
@@ -128,29 +126,18 @@ impl<'a> GgufWriter<'a> {
         data: impl Into<Cow<'a, [u8]>>,
     ) -> Result<()> {
         let (name, data) = (name.into(), data.into());
-        let size = data_size(ty, ne)
-            .map_err(|m| Error::invalid(format!("gguf writer: tensor '{name}': {ty} {m}")))?;
+        check_name(&name).map_err(|m| Error::invalid(format!("gguf writer: tensor '{name}': {m}")))?;
+        let size = data_size(ty, ne).map_err(|m| Error::invalid(format!("gguf writer: tensor '{name}': {ty} {m}")))?;
         ensure!(
             data.len() == size,
             "gguf writer: tensor '{name}': {ty} {ne:?} needs {size} bytes of data, got {}",
             data.len()
         );
-        ensure!(
-            !self.tensor_index.contains_key(&name),
-            "gguf writer: duplicate tensor name '{name}'"
-        );
+        ensure!(!self.tensor_index.contains_key(&name), "gguf writer: duplicate tensor name '{name}'");
         let mut padded = [1i64; MAX_DIMS];
         padded[..ne.len()].copy_from_slice(ne);
-        let info = TensorInfo {
-            name,
-            ty,
-            n_dims: ne.len(),
-            ne: padded,
-            offset: 0,
-            size,
-        };
-        self.tensor_index
-            .insert(info.name.clone(), self.tensors.len());
+        let info = TensorInfo { name, ty, n_dims: ne.len(), ne: padded, offset: 0, size };
+        self.tensor_index.insert(info.name.clone(), self.tensors.len());
         self.tensors.push(Pending { info, data });
         Ok(())
     }
@@ -162,10 +149,7 @@ impl<'a> GgufWriter<'a> {
         self.tensors
             .iter()
             .map(|t| {
-                let info = TensorInfo {
-                    offset,
-                    ..t.info.clone()
-                };
+                let info = TensorInfo { offset, ..t.info.clone() };
                 offset += t.info.size as u64 + padding(t.info.size, align) as u64;
                 info
             })
@@ -213,9 +197,7 @@ impl<'a> GgufWriter<'a> {
     /// Writes the file to `path` (created or truncated).
     pub fn write_to_file(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let in_file = |e: std::io::Error| {
-            Error::from(e).context(format_args!("gguf writer: {}", path.display()))
-        };
+        let in_file = |e: std::io::Error| Error::from(e).context(format_args!("gguf writer: {}", path.display()));
         let mut w = BufWriter::new(File::create(path).map_err(in_file)?);
         self.write_to(&mut w)?;
         w.flush().map_err(in_file)

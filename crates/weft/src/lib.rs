@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod backend;
 pub mod context;
 pub mod error;
+pub mod gguf;
 pub mod graph;
 pub mod op;
 pub mod tensor;

@@ -99,6 +99,21 @@ impl Context {
         g.pool = None;
     }
 
+    /// ggml_free: release the context's own memory now (tensors created with data in it
+    /// become unusable) and forget its objects. Refused while a compute uses that memory.
+    pub fn free(&self) -> Result<()> {
+        let mut g = self.lock();
+        if let Some(p) = g.pool.take() {
+            if let Err(e) = p.release() {
+                g.pool = Some(p);
+                return Err(e);
+            }
+        }
+        g.used = 0;
+        g.tensors.clear();
+        Ok(())
+    }
+
     /// ggml_new_object: reserve `size` bytes (plus the object header) at the end of the pool.
     /// Returns the offset of the object's payload.
     fn new_object(inner: &mut Inner, what: &str, size: usize) -> Result<usize> {

@@ -52,6 +52,13 @@ impl BufferState {
     pub fn in_use(&self) -> bool {
         self.in_use.load(Ordering::Acquire) > 0
     }
+    /// Error unless no compute uses the buffer (for release and JS access).
+    pub fn check_idle(&self, what: &str, name: &str) -> Result<()> {
+        if self.in_use() {
+            return Err(Error::busy(format!("{what}: buffer '{name}' is in use by a running compute; await it first")));
+        }
+        Ok(())
+    }
     pub(crate) fn acquire(&self) {
         self.in_use.fetch_add(1, Ordering::AcqRel);
     }
@@ -102,6 +109,11 @@ pub trait Buffer: Send + Sync {
     }
     fn state(&self) -> &BufferState;
     fn as_any(&self) -> &dyn Any;
+
+    /// Free the memory now (JS dispose()); later accesses are errors. Refused while a
+    /// compute uses the buffer.
+    fn release(&self) -> Result<()>;
+    fn is_released(&self) -> bool;
 
     fn usage(&self) -> BufferUsage {
         self.state().usage()

@@ -145,7 +145,8 @@ fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
                     // Strided elements (plain types only: blocks are always packed).
                     let es = ty.type_size();
                     for i0 in 0..n0 {
-                        row_buf[i0 * es..(i0 + 1) * es].copy_from_slice(&span[base + i0 * nb[0]..base + i0 * nb[0] + es]);
+                        row_buf[i0 * es..(i0 + 1) * es]
+                            .copy_from_slice(&span[base + i0 * nb[0]..base + i0 * nb[0] + es]);
                     }
                     &row_buf
                 };

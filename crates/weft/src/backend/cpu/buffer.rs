@@ -2,6 +2,7 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::backend::{check_range, Buffer, BufferState, BufferType};
@@ -43,7 +44,8 @@ impl BufferType for CpuBufferType {
 }
 
 pub struct CpuBuffer {
-    ptr: *mut u8,
+    /// Null once released.
+    ptr: AtomicPtr<u8>,
     size: usize,
     layout: Layout,
     state: BufferState,
@@ -63,14 +65,30 @@ impl CpuBuffer {
         if ptr.is_null() {
             return Err(Error::oom(format!("CPU: out of memory allocating a buffer of {size} bytes")));
         }
-        Ok(CpuBuffer { ptr, size, layout, state: BufferState::default() })
+        Ok(CpuBuffer { ptr: AtomicPtr::new(ptr), size, layout, state: BufferState::default() })
+    }
+
+    /// The live base pointer, or an error once released.
+    fn live(&self, what: &str) -> Result<*mut u8> {
+        let p = self.ptr.load(Ordering::Acquire);
+        if p.is_null() {
+            return Err(Error::invalid(format!("{what}: the CPU buffer has been released (disposed)")));
+        }
+        Ok(p)
+    }
+
+    fn free(&self) {
+        let p = self.ptr.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: allocated in new() with this layout; swapped out exactly once.
+            unsafe { dealloc(p, self.layout) }
+        }
     }
 }
 
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { dealloc(self.ptr, self.layout) }
+        self.free();
     }
 }
 
@@ -82,25 +100,29 @@ impl Buffer for CpuBuffer {
         self.size
     }
     fn host_ptr(&self) -> Option<*mut u8> {
-        Some(self.ptr)
+        let p = self.ptr.load(Ordering::Acquire);
+        (!p.is_null()).then_some(p)
     }
     fn write(&self, offset: usize, data: &[u8]) -> Result<()> {
         check_range("CPU buffer write", "CPU", self.size, offset, data.len())?;
+        let ptr = self.live("CPU buffer write")?;
         // SAFETY: range checked above; source and destination cannot overlap (data is a
         // caller's slice, which may alias this buffer only through a shared reference).
-        unsafe { std::ptr::copy(data.as_ptr(), self.ptr.add(offset), data.len()) };
+        unsafe { std::ptr::copy(data.as_ptr(), ptr.add(offset), data.len()) };
         Ok(())
     }
     fn read(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         check_range("CPU buffer read", "CPU", self.size, offset, out.len())?;
+        let ptr = self.live("CPU buffer read")?;
         // SAFETY: range checked above.
-        unsafe { std::ptr::copy(self.ptr.add(offset), out.as_mut_ptr(), out.len()) };
+        unsafe { std::ptr::copy(ptr.add(offset), out.as_mut_ptr(), out.len()) };
         Ok(())
     }
     fn fill(&self, offset: usize, value: u8, size: usize) -> Result<()> {
         check_range("CPU buffer fill", "CPU", self.size, offset, size)?;
+        let ptr = self.live("CPU buffer fill")?;
         // SAFETY: range checked above.
-        unsafe { std::ptr::write_bytes(self.ptr.add(offset), value, size) };
+        unsafe { std::ptr::write_bytes(ptr.add(offset), value, size) };
         Ok(())
     }
     fn copy_from(&self, src: &dyn Buffer, src_offset: usize, dst_offset: usize, size: usize) -> Result<bool> {
@@ -110,12 +132,21 @@ impl Buffer for CpuBuffer {
         };
         check_range("CPU buffer copy", &src.name(), src.size(), src_offset, size)?;
         check_range("CPU buffer copy", "CPU", self.size, dst_offset, size)?;
+        let ptr = self.live("CPU buffer copy")?;
         // SAFETY: both ranges checked; ptr::copy allows overlap.
-        unsafe { std::ptr::copy(sp.add(src_offset), self.ptr.add(dst_offset), size) };
+        unsafe { std::ptr::copy(sp.add(src_offset), ptr.add(dst_offset), size) };
         Ok(true)
     }
     fn state(&self) -> &BufferState {
         &self.state
+    }
+    fn release(&self) -> Result<()> {
+        self.state.check_idle("dispose", "CPU")?;
+        self.free();
+        Ok(())
+    }
+    fn is_released(&self) -> bool {
+        self.ptr.load(Ordering::Acquire).is_null()
     }
     fn as_any(&self) -> &dyn Any {
         self

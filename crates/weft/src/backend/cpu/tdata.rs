@@ -21,10 +21,11 @@ unsafe impl Sync for TData {}
 impl TData {
     pub fn of(t: &Tensor) -> Result<TData> {
         let s = t.storage().ok_or_else(|| Error::invalid(format!("tensor '{}' is not allocated", t.label())))?;
-        let base = s
-            .buffer
-            .host_ptr()
-            .ok_or_else(|| Error::invalid(format!("tensor '{}' is not in host memory", t.label())))?;
+        let base = s.buffer.host_ptr().ok_or_else(|| {
+            let why =
+                if s.buffer.is_released() { "a released (disposed) buffer" } else { "memory the CPU cannot address" };
+            Error::invalid(format!("tensor '{}' lives in {why}", t.label()))
+        })?;
         // SAFETY: the storage offset was checked against the buffer size when bound.
         let ptr = unsafe { base.add(s.offset) };
         Ok(TData { ptr, ty: t.ty(), ne: t.ne(), nb: t.nb() })

@@ -1,0 +1,234 @@
+//! JS classes Backend and BackendBuffer: devices, backends started by name, buffers, and
+//! compute that runs off the event loop.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::AsyncTask;
+
+use crate::context::Context;
+use crate::error::{disposed, invalid, to_usize, IntoJs, Result};
+use crate::graph::Graph;
+use crate::task::{CompareTask, ComputeTask};
+use crate::tensor::Tensor;
+
+#[napi(object)]
+pub struct DeviceInfo {
+    /// Name to pass to Backend.init ('CPU', 'WebGPU0', ...).
+    pub name: String,
+    pub description: String,
+    /// 'cpu', 'gpu' or 'accel'.
+    #[napi(js_name = "type")]
+    pub ty: String,
+    pub memory_free: i64,
+    pub memory_total: i64,
+    /// Backend-specific facts (API, limits, threads).
+    pub properties: HashMap<String, String>,
+}
+
+fn device_info(d: &dyn weft::backend::Device) -> DeviceInfo {
+    let (free, total) = d.memory();
+    DeviceInfo {
+        name: d.name(),
+        description: d.description(),
+        ty: d.device_type().name().to_string(),
+        memory_free: free as i64,
+        memory_total: total as i64,
+        properties: d.properties().into_iter().collect(),
+    }
+}
+
+#[napi]
+pub struct Backend {
+    inner: Option<Arc<dyn weft::backend::Backend>>,
+}
+
+impl Backend {
+    pub fn get(&self) -> Result<&Arc<dyn weft::backend::Backend>> {
+        self.inner.as_ref().ok_or_else(|| disposed("Backend"))
+    }
+}
+
+#[napi]
+impl Backend {
+    /// Every device of every backend weft was built with (ggml_backend_dev_get), CPU first.
+    /// A backend without a usable device (no GPU adapter) is simply absent.
+    #[napi(catch_unwind)]
+    pub fn devices() -> Vec<DeviceInfo> {
+        weft::backend::devices().iter().map(|d| device_info(d.as_ref())).collect()
+    }
+
+    /// ggml_backend_init_by_name: 'CPU', 'CPU:n_threads=4', 'WebGPU0' ...
+    #[napi(catch_unwind, factory)]
+    pub fn init(name: String) -> Result<Backend> {
+        Ok(Backend { inner: Some(weft::backend::init_backend(&name).js()?) })
+    }
+
+    #[napi(catch_unwind, getter)]
+    pub fn name(&self) -> Result<String> {
+        Ok(self.get()?.name())
+    }
+
+    #[napi(catch_unwind, getter)]
+    pub fn device(&self) -> Result<DeviceInfo> {
+        Ok(device_info(self.get()?.device().as_ref()))
+    }
+
+    /// ggml_backend_supports_op: can this backend compute `t`'s op with its types and layout?
+    #[napi(catch_unwind)]
+    pub fn supports_op(&self, t: &Tensor) -> Result<bool> {
+        Ok(self.get()?.supports_op(t.get()?))
+    }
+
+    /// ggml_backend_cpu_set_n_threads (CPU only).
+    #[napi(catch_unwind)]
+    pub fn set_n_threads(&self, n: u32) -> Result<()> {
+        self.get()?.set_option("n_threads", &n.to_string()).js()
+    }
+
+    /// A backend-specific option by name.
+    #[napi(catch_unwind)]
+    pub fn set_option(&self, key: String, value: String) -> Result<()> {
+        self.get()?.set_option(&key, &value).js()
+    }
+
+    /// ggml_backend_alloc_ctx_tensors: every unallocated tensor of a noAlloc context in one
+    /// buffer of this backend; null when there is nothing to allocate.
+    #[napi(catch_unwind)]
+    pub fn alloc_ctx_tensors(&self, ctx: &Context) -> Result<Option<BackendBuffer>> {
+        let bufs = weft::alloc::alloc_ctx_tensors(ctx.ctx()?, self.get()?.as_ref()).js()?;
+        Ok((!bufs.is_empty()).then(|| BackendBuffer { inner: Some(bufs.buffers) }))
+    }
+
+    /// ggml_backend_alloc_buffer: a raw buffer of `size` bytes.
+    #[napi(catch_unwind)]
+    pub fn alloc_buffer(&self, size: i64) -> Result<BackendBuffer> {
+        let b = self.get()?.default_buffer_type().alloc_buffer(to_usize("allocBuffer: size", size)?).js()?;
+        Ok(BackendBuffer { inner: Some(vec![b]) })
+    }
+
+    /// ggml_backend_graph_compute, off the event loop. The graph's tensors must be allocated;
+    /// their buffers cannot be written or read until the Promise settles.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn compute(&self, graph: &Graph) -> Result<AsyncTask<ComputeTask>> {
+        let graph = graph.snapshot()?;
+        let busy = Some(weft::backend::BusyGuard::for_graph(&graph));
+        Ok(AsyncTask::new(ComputeTask { backend: self.get()?.clone(), graph, busy }))
+    }
+
+    /// ggml_backend_compare_graph_backend: compute `graph` here and a copy on `other`, one
+    /// node at a time, returning both results of every non-view node as f32.
+    #[napi(catch_unwind, ts_return_type = "Promise<Array<NodeComparison>>")]
+    pub fn compare_graph(&self, other: &Backend, graph: &Graph) -> Result<AsyncTask<CompareTask>> {
+        Ok(AsyncTask::new(CompareTask {
+            backend1: self.get()?.clone(),
+            backend2: other.get()?.clone(),
+            graph: graph.snapshot()?,
+        }))
+    }
+
+    /// ggml_backend_synchronize.
+    #[napi(catch_unwind)]
+    pub fn synchronize(&self) -> Result<()> {
+        self.get()?.synchronize().js()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn dispose(&mut self) {
+        self.inner = None;
+    }
+
+    #[napi(catch_unwind, well_known_symbol = "dispose")]
+    pub fn symbol_dispose(&mut self) {
+        self.dispose()
+    }
+}
+
+/// Memory of one backend (ggml_backend_buffer); allocCtxTensors may return several pieces
+/// as one object, as ggml's multi-buffer does.
+#[napi]
+pub struct BackendBuffer {
+    inner: Option<Vec<Arc<dyn weft::backend::Buffer>>>,
+}
+
+impl BackendBuffer {
+    pub fn from_buffers(b: Vec<Arc<dyn weft::backend::Buffer>>) -> BackendBuffer {
+        BackendBuffer { inner: Some(b) }
+    }
+
+    fn get(&self) -> Result<&Vec<Arc<dyn weft::backend::Buffer>>> {
+        self.inner.as_ref().ok_or_else(|| disposed("BackendBuffer"))
+    }
+}
+
+fn usage_name(u: weft::backend::BufferUsage) -> &'static str {
+    match u {
+        weft::backend::BufferUsage::Any => "any",
+        weft::backend::BufferUsage::Weights => "weights",
+        weft::backend::BufferUsage::Compute => "compute",
+    }
+}
+
+#[napi]
+impl BackendBuffer {
+    #[napi(catch_unwind, getter)]
+    pub fn size(&self) -> Result<i64> {
+        Ok(self.get()?.iter().map(|b| b.size() as i64).sum())
+    }
+
+    #[napi(catch_unwind, getter)]
+    pub fn name(&self) -> Result<String> {
+        Ok(self.get()?.first().map(|b| b.name()).unwrap_or_default())
+    }
+
+    #[napi(catch_unwind, getter)]
+    pub fn is_host(&self) -> Result<bool> {
+        Ok(self.get()?.iter().all(|b| b.is_host()))
+    }
+
+    /// 'any', 'weights' or 'compute' (ggml_backend_buffer_usage).
+    #[napi(catch_unwind, getter)]
+    pub fn usage(&self) -> Result<String> {
+        Ok(self.get()?.first().map(|b| usage_name(b.usage())).unwrap_or("any").to_string())
+    }
+
+    #[napi(catch_unwind, setter, js_name = "usage")]
+    pub fn set_usage(&self, usage: String) -> Result<()> {
+        let u = match usage.as_str() {
+            "any" => weft::backend::BufferUsage::Any,
+            "weights" => weft::backend::BufferUsage::Weights,
+            "compute" => weft::backend::BufferUsage::Compute,
+            other => return Err(invalid(format!("usage: '{other}' is not one of any, weights, compute"))),
+        };
+        self.get()?.iter().for_each(|b| b.set_usage(u));
+        Ok(())
+    }
+
+    /// ggml_backend_buffer_clear: every byte set to `value`.
+    #[napi(catch_unwind)]
+    pub fn clear(&self, value: u8) -> Result<()> {
+        for b in self.get()? {
+            b.state().check_idle("clear", &b.name()).js()?;
+            b.clear(value).js()?;
+        }
+        Ok(())
+    }
+
+    /// Free the memory now. Tensors in this buffer become unusable (their reads and writes
+    /// throw). Throws while a compute uses the buffer.
+    #[napi(catch_unwind)]
+    pub fn dispose(&mut self) -> Result<()> {
+        if let Some(bufs) = &self.inner {
+            for b in bufs {
+                b.release().js()?;
+            }
+        }
+        self.inner = None;
+        Ok(())
+    }
+
+    #[napi(catch_unwind, well_known_symbol = "dispose")]
+    pub fn symbol_dispose(&mut self) -> Result<()> {
+        self.dispose()
+    }
+}

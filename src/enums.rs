@@ -1,0 +1,87 @@
+//! String enums of the JS API, spelled as ggml prints them ('f32', 'q4_K', 'GELU', 'max').
+//! Each maps one to one onto the engine's enum; tests check no variant is missing.
+
+use crate::error::{invalid, Result};
+
+macro_rules! js_enum {
+    ($(#[$m:meta])* $js:ident => $engine:ty { $( $v:ident = $s:literal ),* $(,)? }) => {
+        $(#[$m])*
+        #[napi(string_enum)]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $js { $( #[napi(value = $s)] $v, )* }
+
+        impl $js {
+            pub fn name(self) -> &'static str {
+                match self { $( $js::$v => $s, )* }
+            }
+            pub fn to_engine(self) -> Result<$engine> {
+                <$engine>::from_name(self.name())
+                    .ok_or_else(|| invalid(format!("'{}' is not known to the engine", self.name())))
+            }
+            pub fn from_engine(e: $engine) -> Result<$js> {
+                match e.name() {
+                    $( $s => Ok($js::$v), )*
+                    other => Err(invalid(format!("'{other}' has no JS name"))),
+                }
+            }
+            #[cfg(test)]
+            pub const ALL: &'static [$js] = &[ $( $js::$v, )* ];
+        }
+    };
+}
+
+js_enum! {
+    /// A tensor element type (ggml_type_name).
+    GgmlType => weft::Type {
+        F32 = "f32", F16 = "f16", Q4_0 = "q4_0", Q4_1 = "q4_1", Q5_0 = "q5_0", Q5_1 = "q5_1",
+        Q8_0 = "q8_0", Q8_1 = "q8_1", Q2_K = "q2_K", Q3_K = "q3_K", Q4_K = "q4_K", Q5_K = "q5_K",
+        Q6_K = "q6_K", Q8_K = "q8_K", IQ2_XXS = "iq2_xxs", IQ2_XS = "iq2_xs", IQ3_XXS = "iq3_xxs",
+        IQ1_S = "iq1_s", IQ4_NL = "iq4_nl", IQ3_S = "iq3_s", IQ2_S = "iq2_s", IQ4_XS = "iq4_xs",
+        I8 = "i8", I16 = "i16", I32 = "i32", I64 = "i64", F64 = "f64", IQ1_M = "iq1_m", BF16 = "bf16",
+        Q4_0_4_4 = "q4_0_4x4", Q4_0_4_8 = "q4_0_4x8", Q4_0_8_8 = "q4_0_8x8", TQ1_0 = "tq1_0", TQ2_0 = "tq2_0",
+    }
+}
+
+js_enum! {
+    /// ggml_unary_op, by ggml_unary_op_name.
+    UnaryOp => weft::op::UnaryOp {
+        Abs = "ABS", Sgn = "SGN", Neg = "NEG", Step = "STEP", Tanh = "TANH", Elu = "ELU", Relu = "RELU",
+        Sigmoid = "SIGMOID", Gelu = "GELU", GeluQuick = "GELU_QUICK", Silu = "SILU", Hardswish = "HARDSWISH",
+        Hardsigmoid = "HARDSIGMOID", Exp = "EXP",
+    }
+}
+
+js_enum! {
+    /// ggml_op_pool.
+    PoolOp => weft::op::PoolOp { Max = "max", Avg = "avg" }
+}
+
+js_enum! {
+    /// ggml_sort_order.
+    SortOrder => weft::op::SortOrder { Asc = "asc", Desc = "desc" }
+}
+
+js_enum! {
+    /// ggml_prec.
+    Prec => weft::op::Prec { Default = "default", F32 = "f32" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_value_has_a_js_name() {
+        assert_eq!(GgmlType::ALL.len(), weft::Type::ALL.len());
+        for &t in weft::Type::ALL {
+            assert_eq!(GgmlType::from_engine(t).unwrap().to_engine().unwrap(), t);
+        }
+        for &u in weft::op::UnaryOp::ALL {
+            assert_eq!(UnaryOp::from_engine(u).unwrap().to_engine().unwrap(), u);
+        }
+        assert_eq!(PoolOp::ALL.len(), weft::op::PoolOp::ALL.len());
+        assert_eq!(SortOrder::ALL.len(), weft::op::SortOrder::ALL.len());
+        assert_eq!(Prec::ALL.len(), weft::op::Prec::ALL.len());
+    }
+}

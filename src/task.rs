@@ -1,0 +1,126 @@
+//! Work that runs off the JS thread (napi AsyncTask on libuv's pool): graph compute and the
+//! node-by-node backend comparison. The buffers a task uses are marked in use from the
+//! moment the Promise is created until it settles, so JS cannot write them underneath.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Float32Array, JsObjectValue, Object};
+use napi::{Env, JsValue, Status, Task};
+use weft::backend::{Backend, BusyGuard};
+
+use crate::error::panic_message;
+
+/// A rejected engine error as a JS Error with the engine's `code`.
+fn reject(env: &Env, e: weft::Error) -> napi::Error {
+    let build = || -> napi::Result<napi::Error> {
+        let mut obj: Object = env.create_error(napi::Error::new(Status::GenericFailure, e.message.clone()))?;
+        obj.set_named_property("code", e.kind.code())?;
+        Ok(napi::Error::from(obj.to_unknown()))
+    };
+    build().unwrap_or_else(|err| err)
+}
+
+/// Run engine work, turning a panic (a bug) into an error instead of aborting Node.
+fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => Err(weft::Error::backend(format!("{what}: internal error: {}", panic_message(&p)))),
+    }
+}
+
+pub struct ComputeTask {
+    pub backend: Arc<dyn Backend>,
+    pub graph: weft::Graph,
+    pub busy: Option<BusyGuard>,
+}
+
+impl Task for ComputeTask {
+    type Output = weft::Result<()>;
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(catch("compute", || self.backend.graph_compute(&self.graph)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
+        self.busy = None;
+        output.map_err(|e| reject(&env, e))
+    }
+
+    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<()> {
+        self.busy = None;
+        Err(err)
+    }
+}
+
+/// One compared node: its index in the graph, op and both backends' results as f32.
+pub struct NodeResult {
+    pub index: u32,
+    pub op: String,
+    pub op_desc: String,
+    pub name: String,
+    pub a: Vec<f32>,
+    pub b: Vec<f32>,
+}
+
+#[napi(object)]
+pub struct NodeComparison {
+    /// Index of the node in the graph.
+    pub index: u32,
+    pub op: String,
+    pub op_desc: String,
+    pub name: String,
+    /// The node computed by the backend compareGraph was called on.
+    pub a: Float32Array,
+    /// The node computed by the other backend.
+    pub b: Float32Array,
+}
+
+pub struct CompareTask {
+    pub backend1: Arc<dyn Backend>,
+    pub backend2: Arc<dyn Backend>,
+    pub graph: weft::Graph,
+}
+
+impl Task for CompareTask {
+    type Output = weft::Result<Vec<NodeResult>>;
+    type JsValue = Vec<NodeComparison>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(catch("compareGraph", || {
+            let mut out = Vec::new();
+            weft::backend::compare::compare_graph_backend(
+                self.backend1.as_ref(),
+                self.backend2.as_ref(),
+                &self.graph,
+                |i, t1, t2| {
+                    out.push(NodeResult {
+                        index: i as u32,
+                        op: t1.op().name().to_string(),
+                        op_desc: t1.op().desc().to_string(),
+                        name: t1.name(),
+                        a: weft::backend::tensor_to_f32_in_compute(t1)?,
+                        b: weft::backend::tensor_to_f32_in_compute(t2)?,
+                    });
+                    Ok(true)
+                },
+            )?;
+            Ok(out)
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Vec<NodeComparison>> {
+        let nodes = output.map_err(|e| reject(&env, e))?;
+        Ok(nodes
+            .into_iter()
+            .map(|n| NodeComparison {
+                index: n.index,
+                op: n.op,
+                op_desc: n.op_desc,
+                name: n.name,
+                a: Float32Array::new(n.a),
+                b: Float32Array::new(n.b),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,163 @@
+//! One wgpu device and its queue, shared by everything made from one adapter (buffers,
+//! pipelines, backends), with the error handling wgpu leaves to us: its default handler
+//! panics on a validation error, so every piece of device work runs inside error scopes
+//! and comes back as a `weft::Error`; errors that escape a scope and a lost device are
+//! recorded and reported by the next operation.
+
+use std::sync::{Arc, Mutex};
+
+use super::pipeline::PipelineCache;
+use crate::{Error, Result};
+
+pub struct GpuContext {
+    /// The weft device name ("WebGPU0").
+    pub name: String,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    pub pipelines: PipelineCache,
+    /// Why the device was lost, once it has been.
+    lost: Arc<Mutex<Option<String>>>,
+    /// An error no scope caught (work on a thread without a scope), kept for the next call.
+    uncaptured: Arc<Mutex<Option<String>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The guarded values are plain strings: a panic elsewhere cannot leave them torn.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl GpuContext {
+    /// Open a device on `adapter` with the adapter's own limits (wgpu's defaults cap
+    /// buffers at 256 MiB) and SHADER_F16 where the adapter has it.
+    pub fn open(adapter: &wgpu::Adapter, name: String) -> Result<GpuContext> {
+        let info = adapter.get_info();
+        let features = adapter.features() & wgpu::Features::SHADER_F16;
+        let limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("weft"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| Error::backend(format!("WebGPU: cannot open a device on '{}': {e}", info.name)))?;
+        let lost = Arc::new(Mutex::new(None));
+        let uncaptured = Arc::new(Mutex::new(None));
+        let l = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            *lock(&l) = Some(format!("{reason:?}: {msg}"));
+        });
+        let u = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            lock(&u).get_or_insert_with(|| e.to_string());
+        }));
+        Ok(GpuContext {
+            name,
+            device,
+            queue,
+            info,
+            limits,
+            features,
+            pipelines: PipelineCache::default(),
+            lost,
+            uncaptured,
+        })
+    }
+
+    /// Err once the device is lost, or when an error escaped every scope since the last call.
+    pub fn check(&self) -> Result<()> {
+        if let Some(why) = lock(&self.lost).as_ref() {
+            return Err(Error::backend(format!("{}: device '{}' was lost ({why})", self.name, self.info.name)));
+        }
+        if let Some(msg) = lock(&self.uncaptured).take() {
+            return Err(Error::backend(format!("{}: {msg}", self.name)));
+        }
+        Ok(())
+    }
+
+    /// Run device work with validation, out-of-memory and internal errors captured: the
+    /// first one becomes an Error naming `what`. Scopes are per thread in wgpu, so work on
+    /// other threads cannot leak into this one's.
+    pub fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        self.check()?;
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        // Pop innermost first; block_on returns at once (the result is already known).
+        let errors =
+            [pollster::block_on(validation.pop()), pollster::block_on(oom.pop()), pollster::block_on(internal.pop())];
+        match errors.into_iter().flatten().next() {
+            Some(wgpu::Error::OutOfMemory { .. }) => {
+                Err(Error::oom(format!("{}: {what}: out of device memory", self.name)))
+            }
+            Some(e) => Err(Error::backend(format!("{}: {what}: {e}", self.name))),
+            None => self.check().map(|()| out),
+        }
+    }
+
+    /// Record commands into a fresh encoder and submit them, all inside error scopes.
+    /// With `wait`, block until the device has run them, so results are visible and
+    /// failures (a lost device) surface here; otherwise later submissions and reads are
+    /// ordered after them by the queue anyway.
+    pub fn submit(&self, what: &str, wait: bool, record: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<()> {
+        let commands = self.scoped(what, || {
+            let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+            record(&mut encoder);
+            encoder.finish()
+        })?;
+        let index = self.scoped(what, || self.queue.submit([commands]))?;
+        if wait {
+            self.wait(what, Some(index))?;
+        }
+        Ok(())
+    }
+
+    /// Block until `index` (or everything submitted so far) has completed.
+    pub fn wait(&self, what: &str, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: index, timeout: None })
+            .map_err(|e| Error::backend(format!("{}: {what}: waiting for the device failed: {e}", self.name)))?;
+        self.check()
+    }
+
+    /// Two contexts are the same device when they are the same allocation.
+    pub fn same(a: &Arc<GpuContext>, b: &Arc<GpuContext>) -> bool {
+        Arc::ptr_eq(a, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::buffer::WebGpuBuffer;
+    use super::super::device::test_context;
+    use super::super::pipeline::PipelineKey;
+    use crate::ErrorKind;
+
+    #[test]
+    fn validation_errors_become_errors_not_panics() {
+        let Some(ctx) = test_context() else {
+            eprintln!("note: no WebGPU device; skipping");
+            return;
+        };
+        // A shader compiled for an entry point it does not have.
+        let key = PipelineKey::new("mul_mat", "no_such_entry").define("WG_SIZE", 64);
+        for _ in 0..2 {
+            let e = ctx.pipeline(&key).expect_err("bad entry point");
+            assert_eq!(e.kind, ErrorKind::Backend, "{e}");
+            assert!(e.message.contains("mul_mat:no_such_entry"), "{e}");
+        }
+        // A write at an offset wgpu refuses (not a multiple of 4), straight to the queue.
+        let buf = WebGpuBuffer::new(ctx.clone(), 16).expect("buffer");
+        let e = ctx.scoped("raw write", || ctx.queue.write_buffer(buf.raw(), 1, &[0; 4])).expect_err("unaligned");
+        assert_eq!(e.kind, ErrorKind::Backend, "{e}");
+        // The device is still usable afterwards.
+        ctx.check().expect("clean after captured errors");
+        ctx.pipeline(&PipelineKey::new("mul_mat", "main").define("WG_SIZE", 64)).expect("good pipeline");
+    }
+}

@@ -1,0 +1,80 @@
+//! SOFT_MAX (f32, optional f32/f16 mask, scale, ALiBi): soft_max.wgsl, one workgroup per
+//! row. The ALiBi bases are computed here exactly as the CPU backend does; the shader only
+//! raises them to the head's power.
+
+use super::{arg, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
+use crate::backend::webgpu::context::GpuContext;
+use crate::backend::webgpu::pipeline::PipelineKey;
+use crate::op::Op;
+use crate::tensor::Tensor;
+use crate::types::Type;
+use crate::Result;
+
+pub const KERNEL: Kernel = Kernel { supports, plan };
+
+fn supports(node: &Tensor) -> bool {
+    let mask_ok = node.src(1).is_none_or(|m| matches!(m.ty(), Type::F32 | Type::F16) && indexable(m));
+    matches!(node.op(), Op::SoftMax { .. })
+        && is_f32(Some(node))
+        && node.src(0).is_some_and(|s| is_f32(Some(s)) && s.same_shape(node))
+        && mask_ok
+}
+
+/// Every variant this kernel compiles, for the shader validation test.
+#[cfg(test)]
+pub fn variants() -> Vec<PipelineKey> {
+    [None, Some(Type::F32), Some(Type::F16)].into_iter().map(key).collect()
+}
+
+fn key(mask: Option<Type>) -> PipelineKey {
+    let k = PipelineKey::new("soft_max", "main").define("WG_SIZE", WG_ROWS);
+    match mask {
+        None => k,
+        Some(Type::F16) => k.flag("MASK").flag("MASK_F16"),
+        Some(_) => k.flag("MASK"),
+    }
+}
+
+/// (m0, m1, n_head_log2) of ggml's ALiBi slopes for `n_head` heads.
+fn alibi_bases(max_bias: f32, n_head: u32) -> (f32, f32, u32) {
+    if max_bias <= 0.0 {
+        return (1.0, 1.0, 0);
+    }
+    let n_head_log2 = 1u32 << (n_head.max(1) as f64).log2().floor() as u32;
+    let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
+    let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
+    (m0, m1, n_head_log2)
+}
+
+fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
+    let Op::SoftMax { scale, max_bias } = node.op() else {
+        return Err(crate::backend::unsupported("WebGPU", node));
+    };
+    let a = arg(ctx, src(node, 0)?, 1)?;
+    let mask = node.src(1).map(|m| arg(ctx, m, 2)).transpose()?;
+    let d = arg(ctx, node, 3)?;
+    let rows = node.nrows() as u32;
+    let (m0, m1, n_head_log2) = alibi_bases(max_bias, node.ne()[2] as u32);
+    let params = Params::header(&d, &[Some(&a), mask.as_ref()], rows)
+        .f32s(&[scale, max_bias, m0, m1])
+        .u32s(&[n_head_log2])
+        .finish();
+    let mut bindings = vec![a.binding];
+    bindings.extend(mask.map(|m| m.binding));
+    bindings.push(d.binding);
+    Ok(Some(Dispatch { key: key(node.src(1).map(|m| m.ty())), params, bindings, groups: grid(ctx, rows as u64)? }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alibi_bases;
+
+    #[test]
+    fn alibi_bases_follow_ggml() {
+        // 8 heads, max_bias 8: n_head_log2 = 8, m0 = 2^-1, m1 = 2^-0.5.
+        assert_eq!(alibi_bases(8.0, 8), (0.5, 2f32.powf(-0.5), 8));
+        // 6 heads: n_head_log2 = 4.
+        assert_eq!(alibi_bases(8.0, 6).2, 4);
+        assert_eq!(alibi_bases(0.0, 6), (1.0, 1.0, 0));
+    }
+}

@@ -3,6 +3,7 @@
 //! and unaligned edges are read, patched and written back.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::context::GpuContext;
@@ -61,6 +62,8 @@ pub struct WebGpuBuffer {
     buffer: wgpu::Buffer,
     size: usize,
     state: BufferState,
+    /// Set by release(): the GPU memory is destroyed and every access is an error.
+    released: AtomicBool,
 }
 
 impl WebGpuBuffer {
@@ -81,7 +84,7 @@ impl WebGpuBuffer {
             })
         })?;
         // WebGPU zero-initializes buffers, as CPU buffers are.
-        Ok(WebGpuBuffer { ctx, buffer, size, state: BufferState::default() })
+        Ok(WebGpuBuffer { ctx, buffer, size, state: BufferState::default(), released: AtomicBool::new(false) })
     }
 
     pub fn ctx(&self) -> &GpuContext {
@@ -132,6 +135,9 @@ impl WebGpuBuffer {
     }
 
     fn check(&self, what: &str, offset: usize, len: usize) -> Result<()> {
+        if self.is_released() {
+            return Err(Error::invalid(format!("{what}: buffer '{}' has been released (disposed)", self.ctx.name)));
+        }
         check_range(what, &self.ctx.name, self.size, offset, len)
     }
 }
@@ -236,6 +242,16 @@ impl Buffer for WebGpuBuffer {
         Ok(true)
     }
 
+    fn release(&self) -> Result<()> {
+        self.state.check_idle("dispose", &self.ctx.name)?;
+        if !self.released.swap(true, Ordering::AcqRel) {
+            self.buffer.destroy();
+        }
+        Ok(())
+    }
+    fn is_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
     fn state(&self) -> &BufferState {
         &self.state
     }

@@ -91,6 +91,9 @@ pub fn arg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
                 s.buffer.name()
             ))
         })?;
+    if crate::backend::Buffer::is_released(buf) {
+        return Err(Error::invalid(format!("WebGPU: tensor '{}' lives in a released (disposed) buffer", t.label())));
+    }
     let es = t.ty().type_size();
     if !indexable(t) || s.offset % es != 0 {
         return Err(Error::unsupported(format!(

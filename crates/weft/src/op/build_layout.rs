@@ -224,6 +224,8 @@ impl Context {
     pub fn get_rows(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         ensure!(a.ne()[2] == b.ne()[1], "getRows: a.ne[2]={} must equal b.ne[1]={}", a.ne()[2], b.ne()[1]);
         ensure!(b.ne()[3] == 1, "getRows: b.ne[3]={} must be 1", b.ne()[3]);
+        // ggml reads a's slice b.ne[2]-1 along dim 3 without checking it exists.
+        ensure!(b.ne()[2] <= a.ne()[3], "getRows: b.ne[2]={} must not exceed a.ne[3]={}", b.ne()[2], a.ne()[3]);
         ensure!(b.ty() == Type::I32, "getRows: b.type={} must be i32", b.ty());
         let ty = if a.ty() == Type::I32 { Type::I32 } else { Type::F32 };
         let ne = [a.ne()[0], b.ne()[0], b.ne()[1], b.ne()[2]];
@@ -278,6 +280,8 @@ impl Context {
             a.nelements()
         );
         ensure!(offset < (1 << 30), "{what}: offset={offset} must be below 2^30");
+        // ggml's kernel asserts a (and so dst) contiguous: the window is addressed from a's start.
+        ensure!(a.is_contiguous(), "{what}: a must be contiguous");
         check_window(what, a, b, [nb1, nb2, nb3], offset)?;
         let out = if inplace { Out::InplaceOf(a) } else { Out::Like(a) };
         self.op_node(what, out, Op::Set { nb1, nb2, nb3, offset, inplace }, vec![Some(a.clone()), Some(b.clone())])
@@ -334,13 +338,14 @@ impl Context {
         self.op_node("concat", Out::New(a.ty(), ne), Op::Concat { dim }, vec![Some(a.clone()), Some(b.clone())])
     }
 
-    /// ggml_pad: zeros appended at the end of each dim.
+    /// ggml_pad: zeros appended at the end of each dim. As in ggml a negative padding
+    /// crops that dim (down to zero length, not below).
     pub fn pad(&self, a: &Tensor, p0: i32, p1: i32, p2: i32, p3: i32) -> Result<Tensor> {
         let p = [p0, p1, p2, p3];
-        ensure!(p.iter().all(|&x| x >= 0), "pad: paddings {:?} must not be negative", p);
         let mut ne = a.ne();
         for i in 0..4 {
             ne[i] += p[i] as i64;
+            ensure!(ne[i] >= 0, "pad: a.ne[{i}]={} padded by p{i}={} must not be negative", a.ne()[i], p[i]);
         }
         self.op_node("pad", Out::New(a.ty(), ne), Op::Pad, vec![Some(a.clone())])
     }
@@ -358,6 +363,13 @@ impl Context {
         for (i, (&have, &want)) in a.ne().iter().zip(&ne).enumerate() {
             ensure!(have <= want, "upscaleExt: a.ne[{i}]={have} must not exceed ne{i}={want}");
         }
+        // Every element of a non-empty result reads some element of a.
+        ensure!(
+            a.nelements() > 0 || ne.contains(&0),
+            "upscaleExt: a {} is empty but the result {} is not",
+            fmt_shape(&a.ne()),
+            fmt_shape(&ne)
+        );
         self.op_node("upscaleExt", Out::New(a.ty(), ne), Op::Upscale, vec![Some(a.clone())])
     }
 
@@ -401,11 +413,25 @@ impl Context {
         )
     }
 
-    /// ggml_win_unpart: the reverse of win_part.
+    /// ggml_win_unpart: the reverse of win_part: a [C, w, w, windows] -> [C, w0, h0].
     pub fn win_unpart(&self, a: &Tensor, w0: i32, h0: i32, w: i32) -> Result<Tensor> {
-        ensure!(a.ty() == Type::F32, "winUnpart: a.type={} must be f32", a.ty());
-        ensure!(w > 0 && w0 >= 0 && h0 >= 0, "winUnpart: w={w}, w0={w0}, h0={h0} must be positive");
-        let ne = [a.ne()[0], w0 as i64, h0 as i64, 1];
+        let what = "winUnpart";
+        ensure!(a.ty() == Type::F32, "{what}: a.type={} must be f32", a.ty());
+        ensure!(w > 0, "{what}: w={w} must be positive");
+        ensure!(w0 >= 0 && h0 >= 0, "{what}: w0={w0} and h0={h0} must not be negative");
+        // ggml reads window (i2/w)*npx + i1/w, pixel (i1%w, i2%w): a must hold them all.
+        let (w64, an) = (w as i64, a.ne());
+        let windows = (w0 as i64 + w64 - 1) / w64 * ((h0 as i64 + w64 - 1) / w64);
+        if w0 > 0 && h0 > 0 {
+            ensure!(
+                an[1] >= w64 && an[2] >= w64,
+                "{what}: a.ne[1]={} and a.ne[2]={} must be at least w={w}",
+                an[1],
+                an[2]
+            );
+            ensure!(an[3] >= windows, "{what}: a.ne[3]={} must hold the {windows} windows of a {w0}x{h0} image", an[3]);
+        }
+        let ne = [an[0], w0 as i64, h0 as i64, 1];
         self.op_node("winUnpart", Out::New(Type::F32, ne), Op::WinUnpart { w }, vec![Some(a.clone())])
     }
 
@@ -419,8 +445,12 @@ impl Context {
 }
 
 /// SET and ACC write b into a window of a given by strides and an offset: the window
-/// must stay inside a (ggml trusts the caller; weft checks, so no kernel can write past a).
+/// must stay inside a (ggml asserts it in its CPU kernels; weft checks here, so no backend
+/// can write past a). ggml keeps strides and offset as int32 op params.
 fn check_window(what: &str, a: &Tensor, b: &Tensor, nb123: [usize; 3], offset: usize) -> Result<()> {
+    for (name, v) in [("nb1", nb123[0]), ("nb2", nb123[1]), ("nb3", nb123[2]), ("offset", offset)] {
+        ensure!(v <= i32::MAX as usize, "{what}: {name}={v} must fit in an int32 op param");
+    }
     if b.is_empty() {
         return Ok(());
     }

@@ -155,12 +155,14 @@ impl Context {
     /// ggml_diag_mask_inf: set elements above the diagonal (shifted by n_past) to -inf.
     pub fn diag_mask_inf(&self, a: &Tensor, n_past: i32, inplace: bool) -> Result<Tensor> {
         let what = if inplace { "diagMaskInfInplace" } else { "diagMaskInf" };
+        ensure!(n_past >= 0, "{what}: nPast={n_past} must not be negative");
         self.norm_like(what, Op::DiagMaskInf { n_past }, a, inplace)
     }
 
     /// ggml_diag_mask_zero: same, with zeros.
     pub fn diag_mask_zero(&self, a: &Tensor, n_past: i32, inplace: bool) -> Result<Tensor> {
         let what = if inplace { "diagMaskZeroInplace" } else { "diagMaskZero" };
+        ensure!(n_past >= 0, "{what}: nPast={n_past} must not be negative");
         self.norm_like(what, Op::DiagMaskZero { n_past }, a, inplace)
     }
 

@@ -3,7 +3,10 @@
 //! the CPU has no kernel for it yet and reports it unsupported).
 
 use super::kernel::{Cx, Kernel};
-use super::ops::{binary, copy, get_rows, matmul, norm, reduce, softmax, unary};
+use super::ops::{
+    add1, binary, conv_transpose, copy, diag_mask, generate, get_rows, group_norm, im2col, index, matmul, norm, pool,
+    reduce, sam, softmax, tile, unary, window,
+};
 use crate::op::Op;
 use crate::tensor::Tensor;
 use crate::{Error, Result};
@@ -29,46 +32,32 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::GetRows => Some(get_rows::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
 
-        Op::Add1
-        | Op::Acc { .. }
-        | Op::Argmax
-        | Op::CountEqual
-        | Op::Repeat
-        | Op::RepeatBack
-        | Op::Concat { .. }
-        | Op::SiluBack
+        Op::Add1 => Some(add1::KERNEL),
+        Op::Acc { .. } | Op::Set { .. } => Some(window::KERNEL),
+        Op::Concat { .. } | Op::Pad | Op::Repeat | Op::RepeatBack | Op::Upscale | Op::Diag => Some(tile::KERNEL),
+        Op::Argmax | Op::CountEqual | Op::Argsort { .. } => Some(index::KERNEL),
+        Op::GroupNorm { .. } => Some(group_norm::KERNEL),
+        Op::DiagMaskInf { .. } | Op::DiagMaskZero { .. } => Some(diag_mask::KERNEL),
+        Op::Im2col { .. } => Some(im2col::KERNEL),
+        Op::Pool1d { .. } | Op::Pool2d { .. } => Some(pool::KERNEL),
+        Op::ConvTranspose1d { .. } | Op::ConvTranspose2d { .. } => Some(conv_transpose::KERNEL),
+        Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
+        Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos | Op::AddRelPos { .. } => Some(sam::KERNEL),
+
+        Op::SiluBack
         | Op::RmsNormBack { .. }
-        | Op::GroupNorm { .. }
         | Op::MulMatId
         | Op::OutProd
-        | Op::Set { .. }
         | Op::GetRowsBack
-        | Op::Diag
-        | Op::DiagMaskInf { .. }
-        | Op::DiagMaskZero { .. }
         | Op::SoftMaxBack
         | Op::Rope { .. }
         | Op::RopeBack { .. }
-        | Op::ConvTranspose1d { .. }
-        | Op::Im2col { .. }
         | Op::Im2colBack { .. }
-        | Op::ConvTranspose2d { .. }
-        | Op::Pool1d { .. }
-        | Op::Pool2d { .. }
         | Op::Pool2dBack { .. }
-        | Op::Upscale
-        | Op::Pad
-        | Op::Arange { .. }
-        | Op::TimestepEmbedding { .. }
-        | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
         | Op::SsmScan
-        | Op::WinPart { .. }
-        | Op::WinUnpart { .. }
-        | Op::GetRelPos
-        | Op::AddRelPos { .. }
         | Op::RwkvWkv
         | Op::CrossEntropyLoss
         | Op::CrossEntropyLossBack

@@ -1,10 +1,15 @@
 //! DUP, CPY, CONT: copy elements in logical (row-major) order from src0 into the node's
 //! memory, converting the type. Shapes may differ as long as the element counts match.
+//! Same type: bytes are copied (exact for every type, as ggml's dup_bytes). Integer to
+//! integer goes through i64 (exact where the value fits); everything else through f32,
+//! rounding to nearest even for f16/bf16 as ggml does.
 
+use super::gather::copy_elem;
 use super::{is_plain, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
-use crate::backend::cpu::tdata::TData;
+use crate::backend::cpu::tdata::{read_f32, write_f32, TData};
 use crate::tensor::Tensor;
+use crate::types::Type;
 use crate::Result;
 
 pub const KERNEL: Kernel = Kernel { supports, run };
@@ -16,7 +21,13 @@ fn supports(node: &Tensor) -> bool {
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let s = src(node, 0)?;
     let d = TData::of(node)?;
-    if s.ne[0] == d.ne[0] {
+    if s.is_contiguous() && d.is_contiguous() && s.ty == d.ty {
+        let nbytes = s.nelements() * s.ty.type_size();
+        cx.par_ranges(nbytes, 1 << 16, |r| {
+            // SAFETY: both tensors span nbytes; ptr::copy allows overlap (in-place dup).
+            unsafe { std::ptr::copy(s.ptr().add(r.start), d.ptr().add(r.start), r.len()) };
+        });
+    } else if s.ne[0] == d.ne[0] {
         copy_rows(&s, &d, cx);
     } else {
         copy_elements(&s, &d, cx);
@@ -24,29 +35,82 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     Ok(())
 }
 
+/// Read an integer element as i64.
+///
+/// # Safety
+/// `p` points at a readable element of integer type `ty`.
+#[inline]
+unsafe fn read_i64(ty: Type, p: *const u8) -> i64 {
+    match ty {
+        Type::I8 => (p as *const i8).read() as i64,
+        Type::I16 => (p as *const i16).read_unaligned() as i64,
+        Type::I32 => (p as *const i32).read_unaligned() as i64,
+        _ => (p as *const i64).read_unaligned(),
+    }
+}
+
+/// Write an i64 as an integer element (wrapping to the narrower type, as C casts do).
+///
+/// # Safety
+/// `p` points at a writable element of integer type `ty`.
+#[inline]
+unsafe fn write_i64(ty: Type, p: *mut u8, v: i64) {
+    match ty {
+        Type::I8 => (p as *mut i8).write(v as i8),
+        Type::I16 => (p as *mut i16).write_unaligned(v as i16),
+        Type::I32 => (p as *mut i32).write_unaligned(v as i32),
+        _ => (p as *mut i64).write_unaligned(v),
+    }
+}
+
+/// Copy one element from `ps` (type `sty`) to `pd` (type `dty`), converting.
+///
+/// # Safety
+/// Both pointers valid for one element of their type.
+#[inline]
+pub unsafe fn convert_elem(sty: Type, ps: *const u8, dty: Type, pd: *mut u8) {
+    if sty == dty {
+        copy_elem(ps, pd, sty.type_size());
+    } else if sty.is_integer() && dty.is_integer() {
+        write_i64(dty, pd, read_i64(sty, ps));
+    } else {
+        write_f32(dty, pd, read_f32(sty, ps));
+    }
+}
+
+/// Copy row `sr` of s into row `dr` of d (same length), converting the type; `buf` (ne0
+/// floats) is scratch for the f32 path.
+///
+/// # Safety
+/// Row coordinates inside each tensor; the caller owns dst's row.
+pub unsafe fn convert_row(
+    s: &TData,
+    (s1, s2, s3): (usize, usize, usize),
+    d: &TData,
+    (d1, d2, d3): (usize, usize, usize),
+    buf: &mut [f32],
+) {
+    let n0 = s.n(0);
+    if s.ty == d.ty && s.rows_packed() && d.rows_packed() {
+        std::ptr::copy(s.row_ptr(s1, s2, s3), d.row_ptr(d1, d2, d3), n0 * s.ty.type_size());
+    } else if s.ty == d.ty || (s.ty.is_integer() && d.ty.is_integer()) {
+        for i0 in 0..n0 {
+            convert_elem(s.ty, s.at(i0, s1, s2, s3), d.ty, d.at(i0, d1, d2, d3));
+        }
+    } else {
+        s.load_row(s1, s2, s3, buf);
+        d.store_row(d1, d2, d3, buf);
+    }
+}
+
 /// Same row length: row k of src is row k of dst in flat order.
 fn copy_rows(s: &TData, d: &TData, cx: &Cx) {
     let n0 = s.n(0);
-    let same = s.ty == d.ty;
-    let esize = s.ty.type_size();
     cx.par_ranges(s.nrows(), (4096 / n0.max(1)).max(1), |rows| {
-        let mut buf = vec![0f32; if same { 0 } else { n0 }];
+        let mut buf = vec![0f32; n0];
         for ir in rows {
-            let (s1, s2, s3) = s.row_coords(ir);
-            let (d1, d2, d3) = d.row_coords(ir);
             // SAFETY: row indices come from each tensor's own shape.
-            unsafe {
-                if same && s.rows_packed() && d.rows_packed() {
-                    std::ptr::copy(s.row_ptr(s1, s2, s3), d.row_ptr(d1, d2, d3), n0 * esize);
-                } else if same {
-                    for i0 in 0..n0 {
-                        std::ptr::copy(s.at(i0, s1, s2, s3), d.at(i0, d1, d2, d3), esize);
-                    }
-                } else {
-                    s.load_row(s1, s2, s3, &mut buf);
-                    d.store_row(d1, d2, d3, &buf);
-                }
-            }
+            unsafe { convert_row(s, s.row_coords(ir), d, d.row_coords(ir), &mut buf) };
         }
     });
 }
@@ -54,8 +118,6 @@ fn copy_rows(s: &TData, d: &TData, cx: &Cx) {
 /// Different row lengths: walk flat element indices.
 fn copy_elements(s: &TData, d: &TData, cx: &Cx) {
     let n = s.nelements();
-    let same = s.ty == d.ty;
-    let esize = s.ty.type_size();
     let coords = |t: &TData, i: usize| {
         let (n0, n1, n2) = (t.n(0), t.n(1), t.n(2));
         (i % n0, (i / n0) % n1, (i / (n0 * n1)) % n2, i / (n0 * n1 * n2))
@@ -65,13 +127,7 @@ fn copy_elements(s: &TData, d: &TData, cx: &Cx) {
             let (a0, a1, a2, a3) = coords(s, i);
             let (b0, b1, b2, b3) = coords(d, i);
             // SAFETY: coordinates come from each tensor's own shape.
-            unsafe {
-                if same {
-                    std::ptr::copy(s.at(a0, a1, a2, a3), d.at(b0, b1, b2, b3), esize);
-                } else {
-                    d.set_f32(b0, b1, b2, b3, s.get_f32(a0, a1, a2, a3));
-                }
-            }
+            unsafe { convert_elem(s.ty, s.at(a0, a1, a2, a3), d.ty, d.at(b0, b1, b2, b3)) };
         }
     });
 }

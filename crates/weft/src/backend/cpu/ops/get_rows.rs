@@ -1,6 +1,9 @@
 //! GET_ROWS: gather rows of src0 by the i32 indices in src1 (which may be 3-D: the
-//! indices at (i10, i11, i12) pick row i01 of src0's slice (i11, i12)).
+//! indices at (i10, i11, i12) pick row i01 of src0's slice (i11, i12)). Rows of the result's
+//! own type are copied bytewise (f32, i32: exact, as ggml's memcpy); other plain types
+//! (f16, bf16, ...) are widened to the f32 result.
 
+use super::copy::convert_row;
 use super::{is_plain, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
@@ -14,7 +17,7 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
-    is_plain(a.ty()) && b.ty() == Type::I32
+    is_plain(a.ty()) && b.ty() == Type::I32 && is_plain(node.ty())
 }
 
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
@@ -23,14 +26,14 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let d = TData::of(node)?;
     let n0 = a.n(0);
     let n_a_rows = a.n(1);
-    let same = a.ty == d.ty;
-    let esize = a.ty.type_size();
     // Rows of dst = elements of b, in b's order.
     cx.try_par_ranges(b.nelements(), (4096 / n0.max(1)).max(1), |range| {
         let mut buf = vec![0f32; n0];
         for k in range {
             let (i10, i11, i12) = (k % b.n(0), (k / b.n(0)) % b.n(1), k / (b.n(0) * b.n(1)));
-            // SAFETY: (i10, i11, i12) inside b; the row index is checked before use.
+            // SAFETY: (i10, i11, i12) inside b; the row index is checked before use, and
+            // (i11, i12) is inside a's dims 2 and 3 (constructor: a.ne[2] == b.ne[1],
+            // a.ne[3] >= b.ne[2]).
             unsafe {
                 let row = (b.at(i10, i11, i12, 0) as *const i32).read_unaligned();
                 if row < 0 || row as usize >= n_a_rows {
@@ -38,13 +41,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         "getRows: row index {row} at b[{i10},{i11},{i12}] is outside a.ne[1]={n_a_rows}"
                     )));
                 }
-                let r = row as usize;
-                if same && a.rows_packed() && d.rows_packed() {
-                    std::ptr::copy_nonoverlapping(a.row_ptr(r, i11, i12), d.row_ptr(i10, i11, i12), n0 * esize);
-                } else {
-                    a.load_row(r, i11, i12, &mut buf);
-                    d.store_row(i10, i11, i12, &buf);
-                }
+                convert_row(&a, (row as usize, i11, i12), &d, (i10, i11, i12), &mut buf);
             }
         }
         Ok(())

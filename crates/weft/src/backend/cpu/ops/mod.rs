@@ -1,13 +1,25 @@
 //! CPU kernels, one file per op family.
 
+pub mod add1;
 pub mod binary;
+pub mod conv_transpose;
 pub mod copy;
+pub mod diag_mask;
+pub mod gather;
+pub mod generate;
 pub mod get_rows;
+pub mod group_norm;
+pub mod im2col;
+pub mod index;
 pub mod matmul;
 pub mod norm;
+pub mod pool;
 pub mod reduce;
+pub mod sam;
 pub mod softmax;
+pub mod tile;
 pub mod unary;
+pub mod window;
 
 use super::tdata::TData;
 use crate::tensor::Tensor;

@@ -1,5 +1,7 @@
-//! SUM, SUM_ROWS, MEAN. Row sums accumulate in f64 and round to f32, as ggml's
-//! ggml_vec_sum_f32 does; SUM adds the f64 row sums in f64.
+//! SUM, SUM_ROWS, MEAN. f32 row sums accumulate in f64 and round to f32, as ggml's
+//! ggml_vec_sum_f32 does; an f32 SUM adds the f64 row sums in f64. An f16 or bf16 SUM
+//! accumulates in f32, rows and total alike (ggml_vec_sum_f16_ggf), and rounds the total
+//! to the source type.
 
 use super::src;
 use crate::backend::cpu::kernel::{Cx, Kernel};
@@ -14,7 +16,8 @@ pub const KERNEL: Kernel = Kernel { supports, run };
 fn supports(node: &Tensor) -> bool {
     let Some(s) = node.src(0) else { return false };
     match node.op() {
-        Op::Sum | Op::SumRows => matches!(s.ty(), Type::F32 | Type::F16 | Type::BF16) && node.ty() == s.ty(),
+        Op::Sum => matches!(s.ty(), Type::F32 | Type::F16 | Type::BF16) && node.ty() == s.ty(),
+        // ggml's SUM_ROWS and MEAN kernels are f32 only.
         _ => s.ty() == Type::F32 && node.ty() == Type::F32,
     }
 }
@@ -33,13 +36,25 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         Op::Sum => {
             // One thread, rows in order: the same rounding sequence as ggml.
             let mut buf = vec![0f32; n0];
-            let mut total = 0f64;
-            for ir in 0..s.nrows() {
-                // SAFETY: ir < nrows.
-                total += unsafe { row_sum(&s, ir, &mut buf) };
-            }
+            let total = if s.ty == Type::F32 {
+                let mut total = 0f64;
+                for ir in 0..s.nrows() {
+                    // SAFETY: ir < nrows.
+                    total += unsafe { row_sum(&s, ir, &mut buf) };
+                }
+                total as f32
+            } else {
+                let mut total = 0f32;
+                for ir in 0..s.nrows() {
+                    let (i1, i2, i3) = s.row_coords(ir);
+                    // SAFETY: ir < nrows.
+                    unsafe { s.load_row(i1, i2, i3, &mut buf) };
+                    total += buf.iter().fold(0f32, |acc, &x| acc + x);
+                }
+                total
+            };
             // SAFETY: dst has one element.
-            unsafe { d.set_f32(0, 0, 0, 0, total as f32) };
+            unsafe { d.set_f32(0, 0, 0, 0, total) };
         }
         op => {
             let mean = matches!(op, Op::Mean);

@@ -594,6 +594,9 @@ export interface NodeComparison {
   b: Float32Array
 }
 
+/** Every op weft declares, by ggml_op_name, in ggml's order. */
+export declare function opNames(): Array<string>
+
 export interface Pool2dOptions {
   k0: number
   k1: number
@@ -631,6 +634,22 @@ export interface RopeOptions {
 
 /** r" ggml_sort_order. */
 export type SortOrder = 'asc' | 'desc'
+
+/** ggml's type table: every element type with its block and type size. */
+export declare function typeTraits(): Array<TypeTraits>
+
+export interface TypeTraits {
+  /** ggml_type_name. */
+  name: string
+  /** ggml's numeric id. */
+  id: number
+  /** ggml_blck_size: elements per block. */
+  blckSize: number
+  /** ggml_type_size: bytes per block. */
+  typeSize: number
+  /** ggml_is_quantized. */
+  isQuantized: boolean
+}
 
 /** r" ggml_unary_op, by ggml_unary_op_name. */
 export type UnaryOp = 'ABS' | 'SGN' | 'NEG' | 'STEP' | 'TANH' | 'ELU' | 'RELU' | 'SIGMOID' | 'GELU' | 'GELU_QUICK' | 'SILU' | 'HARDSWISH' | 'HARDSIGMOID' | 'EXP'

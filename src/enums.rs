@@ -25,8 +25,6 @@ macro_rules! js_enum {
                     other => Err(invalid(format!("'{other}' has no JS name"))),
                 }
             }
-            #[cfg(test)]
-            pub const ALL: &'static [$js] = &[ $( $js::$v, )* ];
         }
     };
 }
@@ -67,21 +65,37 @@ js_enum! {
     Prec => weft::op::Prec { Default = "default", F32 = "f32" }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+#[napi(object)]
+pub struct TypeTraits {
+    /// ggml_type_name.
+    pub name: String,
+    /// ggml's numeric id.
+    pub id: u32,
+    /// ggml_blck_size: elements per block.
+    pub blck_size: u32,
+    /// ggml_type_size: bytes per block.
+    pub type_size: u32,
+    /// ggml_is_quantized.
+    pub is_quantized: bool,
+}
 
-    #[test]
-    fn every_engine_value_has_a_js_name() {
-        assert_eq!(GgmlType::ALL.len(), weft::Type::ALL.len());
-        for &t in weft::Type::ALL {
-            assert_eq!(GgmlType::from_engine(t).unwrap().to_engine().unwrap(), t);
-        }
-        for &u in weft::op::UnaryOp::ALL {
-            assert_eq!(UnaryOp::from_engine(u).unwrap().to_engine().unwrap(), u);
-        }
-        assert_eq!(PoolOp::ALL.len(), weft::op::PoolOp::ALL.len());
-        assert_eq!(SortOrder::ALL.len(), weft::op::SortOrder::ALL.len());
-        assert_eq!(Prec::ALL.len(), weft::op::Prec::ALL.len());
-    }
+/// ggml's type table: every element type with its block and type size.
+#[napi(catch_unwind)]
+pub fn type_traits() -> Vec<TypeTraits> {
+    weft::Type::ALL
+        .iter()
+        .map(|t| TypeTraits {
+            name: t.name().to_string(),
+            id: t.id(),
+            blck_size: t.blck_size() as u32,
+            type_size: t.type_size() as u32,
+            is_quantized: t.is_quantized(),
+        })
+        .collect()
+}
+
+/// Every op weft declares, by ggml_op_name, in ggml's order.
+#[napi(catch_unwind)]
+pub fn op_names() -> Vec<String> {
+    weft::OpKind::ALL.iter().map(|k| k.name().to_string()).collect()
 }

@@ -1,0 +1,35 @@
+// Shared helpers of the JS tests.
+import { createRequire } from 'node:module'
+import type * as Weft from '../index.js'
+
+const require = createRequire(import.meta.url)
+export const weft: typeof Weft = require('../index.js')
+
+/** Deterministic values in [-1, 1). */
+export function randomFloats(n: number, seed: number): Float32Array {
+  let s = (seed * 2654435761) >>> 0 || 1
+  const out = new Float32Array(n)
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13
+    s >>>= 0
+    s ^= s >>> 17
+    s ^= s << 5
+    s >>>= 0
+    out[i] = (s / 4294967296) * 2 - 1
+  }
+  return out
+}
+
+export function assertClose(got: ArrayLike<number>, want: ArrayLike<number>, tol: number, what = ''): void {
+  if (got.length !== want.length) throw new Error(`${what}: length ${got.length} != ${want.length}`)
+  for (let i = 0; i < got.length; i++) {
+    if (!(Math.abs(got[i] - want[i]) <= tol * (1 + Math.abs(want[i])))) {
+      throw new Error(`${what}: element ${i}: got ${got[i]}, want ${want[i]} (tol ${tol})`)
+    }
+  }
+}
+
+/** Names of the backends this machine has, CPU first. */
+export function backendNames(): string[] {
+  return weft.Backend.devices().map((d) => d.name)
+}

@@ -281,8 +281,8 @@ impl Tensor {
     }
 
     /// Write f32 values (logical order, one per element) converting to the tensor's type.
-    #[napi(catch_unwind)]
-    pub fn from_float32(&self, data: Float32Array) -> Result<()> {
+    #[napi(catch_unwind, js_name = "fromFloat32")]
+    pub fn write_float32(&self, data: Float32Array) -> Result<()> {
         weft::backend::tensor_from_f32(self.get()?, &data).js()
     }
 

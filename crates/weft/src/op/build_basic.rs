@@ -15,6 +15,25 @@ pub(crate) enum Out<'a> {
     New(Type, [i64; MAX_DIMS]),
 }
 
+/// ggml's kernels read rows as packed arrays (`nb[0] == ggml_type_size(type)`) and assert
+/// it; constructors check it up front so no backend meets a strided row.
+pub(crate) fn ensure_packed(what: &str, name: &str, t: &Tensor) -> Result<()> {
+    ensure!(
+        t.nb()[0] == t.ty().type_size(),
+        "{what}: {name} must have packed elements ({name}.nb[0]={} must be {}, the size of {})",
+        t.nb()[0],
+        t.ty().type_size(),
+        t.ty()
+    );
+    Ok(())
+}
+
+/// The same for tensors a kernel walks as one flat array (ggml_is_contiguous).
+pub(crate) fn ensure_contiguous(what: &str, name: &str, t: &Tensor) -> Result<()> {
+    ensure!(t.is_contiguous(), "{what}: {name} must be contiguous");
+    Ok(())
+}
+
 impl Context {
     /// Create an op's result node: a new contiguous tensor, or a view of `a` for in-place ops
     /// (ggml_view_tensor / ggml_dup_tensor / ggml_new_tensor).

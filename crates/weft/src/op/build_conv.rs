@@ -57,15 +57,28 @@ impl Context {
         self.op_node(what, Out::New(dst_type, ne), Op::Im2col { p }, vec![Some(a.clone()), Some(b.clone())])
     }
 
-    /// ggml_im2col_back: fold gradients b back to an input of shape `ne`.
+    /// ggml_im2col_back: fold gradients b (shaped like im2col's result) back to an input of
+    /// shape `ne`; a is the conv kernel (only its shape is read).
     pub fn im2col_back(&self, a: &Tensor, b: &Tensor, ne: [i64; 4], p: Im2colParams) -> Result<Tensor> {
-        ensure!(ne.iter().all(|&n| n >= 0), "im2colBack: shape {} must not be negative", fmt_shape(&ne));
-        self.op_node(
-            "im2colBack",
-            Out::New(Type::F32, ne),
-            Op::Im2colBack { p },
-            vec![Some(a.clone()), Some(b.clone())],
-        )
+        let what = "im2colBack";
+        ensure!(ne.iter().all(|&n| n >= 0), "{what}: shape {} must not be negative", fmt_shape(&ne));
+        // ggml checks none of this; its kernel divides by the strides and walks b as im2col's
+        // result for this input and kernel, so anything else would read past b.
+        ensure!(p.s0 > 0 && (!p.is_2d || p.s1 > 0), "{what}: strides s0={} s1={} must be positive", p.s0, p.s1);
+        let (an, bn) = (a.ne(), b.ne());
+        let (n, ic, kh) = if p.is_2d { (ne[3], ne[2], an[1]) } else { (ne[2], ne[1], 1) };
+        ensure!(p.is_2d || ne[3] == 1, "{what}: ne[3]={} must be 1 for 1-D", ne[3]);
+        ensure!(
+            bn[0] == ic * kh * an[0],
+            "{what}: b.ne[0]={} must be channels*kernel = {}*{}*{}",
+            bn[0],
+            ic,
+            kh,
+            an[0]
+        );
+        let (bn_n, bn_rest) = if p.is_2d { (bn[3], 1) } else { (bn[2], bn[3]) };
+        ensure!(bn_n == n && bn_rest == 1, "{what}: b {} must hold {n} images like im2col's result", fmt_shape(&bn));
+        self.op_node(what, Out::New(Type::F32, ne), Op::Im2colBack { p }, vec![Some(a.clone()), Some(b.clone())])
     }
 
     /// ggml_conv_1d: im2col then mul_mat.
@@ -205,6 +218,13 @@ impl Context {
         ensure!(
             k0 > 0 && k1 > 0 && s0 > 0 && s1 > 0,
             "pool2dBack: kernel {k0}x{k1} and stride {s0}x{s1} must be positive"
+        );
+        // ggml's kernel walks a's planes alongside af's (it checks nothing).
+        ensure!(
+            a.ne()[2] == af.ne()[2] && a.ne()[3] == af.ne()[3],
+            "pool2dBack: a {} and af {} must have the same channels and batch (ne[2], ne[3])",
+            fmt_shape(&a.ne()),
+            fmt_shape(&af.ne())
         );
         let p = Pool2dParams { op, k0, k1, s0, s1, p0: p0 as i32, p1: p1 as i32 };
         self.op_node(

@@ -244,6 +244,10 @@ impl Context {
         );
         ensure!(c.is_matrix(), "{what}: c must be a matrix, got {}", fmt_shape(&c.ne()));
         ensure!(a.ne()[0] == c.ne()[0], "{what}: a.ne[0]={} must equal c.ne[0]={}", a.ne()[0], c.ne()[0]);
+        // Row i of a goes to row b[i] of the result: a must have a row for every index.
+        ensure!(a.ne()[1] >= b.ne()[0], "{what}: a.ne[1]={} must be at least b.ne[0]={}", a.ne()[1], b.ne()[0]);
+        // ggml's CPU kernel asserts this.
+        super::build_basic::ensure_packed(what, "a", a)?;
         self.op_node(
             what,
             Out::New(Type::F32, [c.ne()[0], c.ne()[1], 1, 1]),

@@ -1,7 +1,7 @@
 //! Constructors of the matrix and model ops: mul_mat, mul_mat_id, out_prod, rope,
 //! flash attention, the state-space and RWKV ops, and the AdamW step.
 
-use super::build_basic::Out;
+use super::build_basic::{ensure_contiguous, ensure_packed, Out};
 use crate::context::{pad, Context};
 use crate::op::{Op, Prec, RopeParams};
 use crate::tensor::{flags, fmt_shape, Tensor};
@@ -53,6 +53,9 @@ impl Context {
             idn[0],
             bn[1]
         );
+        // ggml's CPU kernel asserts these ("we don't support permuted src0 or src1").
+        ensure_packed(what, "as", as_)?;
+        ensure_packed(what, "b", b)?;
         let ne = [an[1], idn[0], bn[2], 1];
         self.op_node(
             what,
@@ -69,6 +72,8 @@ impl Context {
         ensure!(an[2] > 0 && bn[2] % an[2] == 0, "outProd: b.ne[2]={} must be a multiple of a.ne[2]={}", bn[2], an[2]);
         ensure!(an[3] > 0 && bn[3] % an[3] == 0, "outProd: b.ne[3]={} must be a multiple of a.ne[3]={}", bn[3], an[3]);
         ensure!(!a.is_transposed(), "outProd: a must not be transposed");
+        // ggml's CPU kernel asserts this ("we don't support permuted src0").
+        ensure_packed("outProd", "a", a)?;
         let ne = [an[0], bn[0], bn[2], bn[3]];
         self.op_node("outProd", Out::New(Type::F32, ne), Op::OutProd, vec![Some(a.clone()), Some(b.clone())])
     }
@@ -100,6 +105,8 @@ impl Context {
             a.ne()[0]
         );
         ensure!(p.n_dims % 2 == 0, "{what}: nDims={} must be even", p.n_dims);
+        // ggml's CPU kernels read and write element pairs (x[i], x[i+1]) as adjacent values.
+        ensure_packed(what, "a", a)?;
         if let Some(c) = c {
             ensure!(c.ty() == Type::F32, "{what}: freq factors c.type={} must be f32", c.ty());
             ensure!(
@@ -139,7 +146,13 @@ impl Context {
             fmt_shape(&vn),
             fmt_shape(&kn)
         );
+        // ggml's CPU kernel asserts packed rows ("input tensor rows must be contiguous").
+        ensure_packed(what, "q", q)?;
+        ensure_packed(what, "k", k)?;
+        ensure_packed(what, "v", v)?;
         if let Some(m) = mask {
+            // Every backend reads the mask as f16 (ggml's CPU kernel without checking).
+            ensure!(m.ty() == Type::F16, "{what}: mask.type={} must be f16", m.ty());
             ensure!(m.is_contiguous(), "{what}: mask must be contiguous");
             ensure!(m.ne()[2] == 1 && m.ne()[3] == 1, "{what}: mask must be 2-D, got {}", fmt_shape(&m.ne()));
             ensure!(m.ne()[0] == kn[1], "{what}: mask.ne[0]={} must equal k.ne[1]={}", m.ne()[0], kn[1]);
@@ -184,6 +197,15 @@ impl Context {
         let n_t = sx.ne()[0] - d_conv + 1;
         ensure!(n_t >= 0, "{what}: sx.ne[0]={} must be at least c.ne[0]-1={}", sx.ne()[0], d_conv - 1);
         ensure!(sx.ne()[1] == d_inner, "{what}: sx.ne[1]={} must equal c.ne[1]={}", sx.ne()[1], d_inner);
+        // ggml's CPU kernel asserts these: it slides a window along packed sx rows.
+        ensure_packed(what, "sx", sx)?;
+        ensure_packed(what, "c", c)?;
+        ensure!(
+            sx.nb()[1] == sx.row_size(),
+            "{what}: sx rows must follow each other (sx.nb[1]={} must be {})",
+            sx.nb()[1],
+            sx.row_size()
+        );
         let ne = [d_inner, n_t, sx.ne()[2], 1];
         self.op_node(what, Out::New(Type::F32, ne), Op::SsmConv, vec![Some(sx.clone()), Some(c.clone())])
     }
@@ -192,14 +214,12 @@ impl Context {
     pub fn ssm_scan(&self, s: &Tensor, x: &Tensor, dt: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<Tensor> {
         let what = "ssmScan";
         for (n, t) in [("s", s), ("x", x), ("dt", dt), ("A", a)] {
-            ensure!(t.is_contiguous(), "{what}: {n} must be contiguous");
+            ensure_contiguous(what, n, t)?;
         }
         ensure!(a.is_matrix(), "{what}: A must be a matrix");
         ensure!(b.is_3d() && s.is_3d(), "{what}: B and s must be 3-D");
-        ensure!(
-            b.nb()[0] == b.element_size() && c.nb()[0] == c.element_size(),
-            "{what}: B and C must have packed rows"
-        );
+        ensure_packed(what, "B", b)?;
+        ensure_packed(what, "C", c)?;
         ensure!(
             x.same_shape(dt),
             "{what}: x {} and dt {} must have the same shape",
@@ -212,6 +232,8 @@ impl Context {
             fmt_shape(&b.ne()),
             fmt_shape(&c.ne())
         );
+        // ggml puts the states at y's dim-3 stride: with a 4-D x they would overlap y.
+        ensure!(x.is_3d(), "{what}: x must be 3-D, got {}", fmt_shape(&x.ne()));
         let (d_state, d_inner) = (s.ne()[0], s.ne()[1]);
         let (n_seq_tokens, n_seqs) = (x.ne()[1], x.ne()[2]);
         ensure!(s.ne()[2] == n_seqs, "{what}: s.ne[2]={} must equal x.ne[2]={}", s.ne()[2], n_seqs);
@@ -247,7 +269,7 @@ impl Context {
     ) -> Result<Tensor> {
         let what = "rwkvWkv";
         for (n, t) in [("k", k), ("v", v), ("r", r), ("tf", tf), ("td", td), ("state", state)] {
-            ensure!(t.is_contiguous(), "{what}: {n} must be contiguous");
+            ensure_contiguous(what, n, t)?;
         }
         let (s, h, n_tokens) = (k.ne()[0], k.ne()[2], k.ne()[3]);
         let n_seqs = state.ne()[1];
@@ -324,6 +346,8 @@ impl Context {
         ensure!((0.0..=1.0).contains(&beta2), "{what}: beta2={beta2} must be in [0, 1]");
         ensure!(eps >= 0.0, "{what}: eps={eps} must not be negative");
         ensure!((0.0..=1.0).contains(&wd), "{what}: wd={wd} must be in [0, 1]");
+        // ggml's CPU kernel asserts this.
+        ensure_packed(what, "a", a)?;
         let m = self.dup_tensor(grad)?;
         let v = self.dup_tensor(grad)?;
         let op = Op::OptStepAdamw { iter: 1, alpha, beta1, beta2, eps, wd };

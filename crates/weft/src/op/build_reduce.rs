@@ -1,6 +1,6 @@
 //! Constructors of reductions, normalizations, softmax, masks, repeat and sorting.
 
-use super::build_basic::Out;
+use super::build_basic::{ensure_contiguous, ensure_packed, Out};
 use crate::context::Context;
 use crate::op::{Op, SortOrder};
 use crate::tensor::{fmt_shape, Tensor};
@@ -95,6 +95,8 @@ impl Context {
             fmt_shape(&a.ne()),
             fmt_shape(&b.ne())
         );
+        // ggml's CPU kernel asserts this.
+        ensure_packed("rmsNormBack", "a", a)?;
         self.op_node("rmsNormBack", Out::Like(a), Op::RmsNormBack { eps }, vec![Some(a.clone()), Some(b.clone())])
     }
 
@@ -148,6 +150,9 @@ impl Context {
             fmt_shape(&a.ne()),
             fmt_shape(&b.ne())
         );
+        // ggml's CPU kernel asserts these (it walks rows by nb[1] alone).
+        ensure_contiguous(what, "a", a)?;
+        ensure_contiguous(what, "b", b)?;
         let out = if inplace { Out::InplaceOf(a) } else { Out::Like(a) };
         self.op_node(what, out, Op::SoftMaxBack, vec![Some(a.clone()), Some(b.clone())])
     }
@@ -174,6 +179,9 @@ impl Context {
             fmt_shape(&a.ne()),
             fmt_shape(&b.ne())
         );
+        // ggml's CPU kernel asserts these.
+        ensure_packed("crossEntropyLoss", "a", a)?;
+        ensure_packed("crossEntropyLoss", "b", b)?;
         self.op_node(
             "crossEntropyLoss",
             Out::New(a.ty(), [1, 1, 1, 1]),
@@ -192,6 +200,10 @@ impl Context {
             fmt_shape(&b.ne())
         );
         ensure!(c.is_scalar(), "{what}: c must be a scalar, got {}", fmt_shape(&c.ne()));
+        // ggml's CPU kernel asserts these.
+        for (n, t) in [("a", a), ("b", b), ("c", c)] {
+            ensure_contiguous(what, n, t)?;
+        }
         self.op_node(
             what,
             Out::Like(a),

@@ -4,8 +4,9 @@
 
 use super::kernel::{Cx, Kernel};
 use super::ops::{
-    add1, binary, conv_transpose, copy, diag_mask, generate, get_rows, group_norm, im2col, index, matmul, norm, pool,
-    reduce, sam, softmax, tile, unary, window,
+    adamw, add1, backward, binary, conv_back, conv_transpose, copy, diag_mask, flash_attn, generate, get_rows,
+    group_norm, im2col, index, loss, matmul, mul_mat_id, norm, out_prod, pool, reduce, rope, rwkv, sam, softmax, ssm,
+    tile, unary, window,
 };
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -31,6 +32,16 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::GetRows => Some(get_rows::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::MulMatId => Some(mul_mat_id::KERNEL),
+        Op::OutProd => Some(out_prod::KERNEL),
+        Op::Rope { .. } | Op::RopeBack { .. } => Some(rope::KERNEL),
+        Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
+        Op::SsmConv | Op::SsmScan => Some(ssm::KERNEL),
+        Op::RwkvWkv => Some(rwkv::KERNEL),
+        Op::CrossEntropyLoss | Op::CrossEntropyLossBack => Some(loss::KERNEL),
+        Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
+        Op::SoftMaxBack | Op::SiluBack | Op::RmsNormBack { .. } | Op::GetRowsBack => Some(backward::KERNEL),
+        Op::Pool2dBack { .. } | Op::Im2colBack { .. } => Some(conv_back::KERNEL),
 
         Op::Add1 => Some(add1::KERNEL),
         Op::Acc { .. } | Op::Set { .. } => Some(window::KERNEL),
@@ -44,24 +55,7 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
         Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos | Op::AddRelPos { .. } => Some(sam::KERNEL),
 
-        Op::SiluBack
-        | Op::RmsNormBack { .. }
-        | Op::MulMatId
-        | Op::OutProd
-        | Op::GetRowsBack
-        | Op::SoftMaxBack
-        | Op::Rope { .. }
-        | Op::RopeBack { .. }
-        | Op::Im2colBack { .. }
-        | Op::Pool2dBack { .. }
-        | Op::FlashAttnExt { .. }
-        | Op::FlashAttnBack { .. }
-        | Op::SsmConv
-        | Op::SsmScan
-        | Op::RwkvWkv
-        | Op::CrossEntropyLoss
-        | Op::CrossEntropyLossBack
-        | Op::OptStepAdamw { .. } => None,
+        Op::FlashAttnBack { .. } => None,
     }
 }
 

@@ -2,7 +2,9 @@
 //! 2 and 3. Like ggml, b is first rounded to a's "vec dot" type (f16 for f16 a, bf16 for
 //! bf16 a), then both are multiplied in f32.
 
-use super::{is_float, src};
+use std::ops::Range;
+
+use super::{is_float, src, SyncPtr};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -18,18 +20,25 @@ fn supports(node: &Tensor) -> bool {
     is_float(a.ty()) && is_float(b.ty()) && node.ty() == Type::F32
 }
 
-/// All rows of a tensor as one packed f32 matrix, each value rounded through `round_to`.
-fn packed_f32(t: &TData, round_to: Type, cx: &Cx) -> Vec<f32> {
+/// All rows of a tensor as one packed f32 matrix, each value rounded through `round_to`
+/// (the "vec dot" type ggml converts the other operand to).
+pub(super) fn packed_f32(t: &TData, round_to: Type, cx: &Cx) -> Vec<f32> {
+    packed_f32_rows(t, 0..t.nrows(), round_to, cx)
+}
+
+/// Rows `rows` (flat row indices) of a tensor as a packed f32 matrix, rounded through
+/// `round_to`.
+pub(super) fn packed_f32_rows(t: &TData, rows: Range<usize>, round_to: Type, cx: &Cx) -> Vec<f32> {
     let n0 = t.n(0);
-    let mut out = vec![0f32; t.nelements()];
-    let ptr = SendPtr(out.as_mut_ptr());
-    cx.par_ranges(t.nrows(), (4096 / n0.max(1)).max(1), |rows| {
-        let p = ptr;
-        for ir in rows {
-            let (i1, i2, i3) = t.row_coords(ir);
+    let first = rows.start;
+    let mut out = vec![0f32; rows.len() * n0];
+    let ptr = SyncPtr(out.as_mut_ptr());
+    cx.par_ranges(rows.len(), (4096 / n0.max(1)).max(1), |chunk| {
+        for r in chunk {
+            let (i1, i2, i3) = t.row_coords(first + r);
             // SAFETY: each row index owns its slice of `out`.
             unsafe {
-                let row = std::slice::from_raw_parts_mut(p.0.add(ir * n0), n0);
+                let row = std::slice::from_raw_parts_mut(ptr.get().add(r * n0), n0);
                 t.load_row(i1, i2, i3, row);
                 match round_to {
                     Type::F16 => row.iter_mut().for_each(|v| *v = f16_to_f32(f32_to_f16(*v))),
@@ -41,11 +50,6 @@ fn packed_f32(t: &TData, round_to: Type, cx: &Cx) -> Vec<f32> {
     });
     out
 }
-
-#[derive(Clone, Copy)]
-struct SendPtr(*mut f32);
-unsafe impl Send for SendPtr {}
-unsafe impl Sync for SendPtr {}
 
 /// Dot product with eight independent accumulators (vectorizes well).
 #[inline]

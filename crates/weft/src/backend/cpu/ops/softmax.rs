@@ -18,7 +18,8 @@ fn supports(node: &Tensor) -> bool {
     a_ok && mask_ok && node.ty() == Type::F32
 }
 
-/// ALiBi slope of head h (ggml_compute_forward_soft_max_f32).
+/// ALiBi slope of head h (ggml_compute_forward_soft_max_f32, and flash attention's).
+/// The powers are powf, as in ggml: powi multiplies and can differ in the last bit.
 pub fn alibi_slope(max_bias: f32, n_head: u32, h: u32) -> f32 {
     if max_bias <= 0.0 {
         return 1.0;
@@ -27,9 +28,9 @@ pub fn alibi_slope(max_bias: f32, n_head: u32, h: u32) -> f32 {
     let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
     let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
     if h < n_head_log2 {
-        m0.powi(h as i32 + 1)
+        m0.powf((h + 1) as f32)
     } else {
-        m1.powi(2 * (h - n_head_log2) as i32 + 1)
+        m1.powf((2 * (h - n_head_log2) + 1) as f32)
     }
 }
 

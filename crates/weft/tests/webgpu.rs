@@ -1,3 +1,4 @@
+#![cfg(feature = "webgpu")]
 //! The WebGPU backend against independent truth: values worked by hand, and the CPU
 //! backend computing the same graphs (every node compared elementwise). Every test runs on
 //! every WebGPU device found (lavapipe's Vulkan and GL adapters on machines without a

@@ -404,6 +404,57 @@ export declare class Context {
   pool2dBack(a: Tensor, af: Tensor, op: PoolOp, options: Pool2dOptions): Tensor
 }
 
+export declare class Gguf {
+  /** gguf_init_from_file: open and validate a GGUF file (v2 or v3), memory-mapped. */
+  static open(path: string): Gguf
+  /** Parse GGUF bytes held in memory. */
+  static fromBytes(data: Uint8Array): Gguf
+  get version(): number
+  get alignment(): number
+  /** Byte offset of the data section in the file. */
+  get dataOffset(): number
+  /** Metadata keys in file order. */
+  keys(): Array<string>
+  /** A metadata value (see the class doc for the JS types), or null. */
+  get(key: string): number | bigint | string | boolean | Array<unknown> | null
+  /** The GGUF type of a value: 'u32', 'str', 'arr[f32]', 'arr[arr[i32]]' ...; null if absent. */
+  getType(key: string): string | null
+  /** Tensor infos in file order. */
+  tensorInfos(): Array<GgufTensorInfo>
+  /** A copy of one tensor's raw bytes. */
+  tensorData(name: string): Uint8Array
+  /**
+   * Create one tensor per tensor info in `ctx` (file order, named as in the file). With a
+   * noAlloc context, allocate them on a backend and then call loadTensors.
+   */
+  createTensors(ctx: Context): Array<Tensor>
+  /** Copy the file's data into these tensors (matched by name; any backend's buffers). */
+  loadTensors(tensors: Array<Tensor>): void
+  /** Unmap the file now. */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
+}
+
+export declare class GgufWriter {
+  constructor()
+  /**
+   * Set a metadata value. Without `type`, strings are 'str', booleans 'bool', bigints 'i64',
+   * integers 'i32' (or 'i64' beyond), other numbers 'f32', arrays 'arr' of the first
+   * element's type. For arrays, `type` may be 'arr' and `elementType` the element type.
+   */
+  set(key: string, value: number | bigint | string | boolean | Array<unknown>, type?: GgufValueType, elementType?: GgufValueType): void
+  /** general.alignment (a power of two; default 32). */
+  setAlignment(alignment: number): void
+  /** Add a tensor's current data (from any backend) under its name. */
+  addTensor(tensor: Tensor): void
+  /** Add raw tensor data: `shape` ne[0] first (1 to 4 dims), `data` exactly its bytes. */
+  addTensorData(name: string, ty: GgmlType, shape: Array<number>, data: Uint8Array): void
+  /** The whole file as bytes. */
+  toBytes(): Uint8Array
+  /** gguf_write_to_file. */
+  writeFile(path: string): void
+}
+
 export declare class Graph {
   /** ggml_build_forward_expand: add `t` and all it depends on, sources first. */
   buildForwardExpand(t: Tensor): void
@@ -569,6 +620,23 @@ export interface DeviceInfo {
 
 /** r" A tensor element type (ggml_type_name). */
 export type GgmlType = 'f32' | 'f16' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q8_0' | 'q8_1' | 'q2_K' | 'q3_K' | 'q4_K' | 'q5_K' | 'q6_K' | 'q8_K' | 'iq2_xxs' | 'iq2_xs' | 'iq3_xxs' | 'iq1_s' | 'iq4_nl' | 'iq3_s' | 'iq2_s' | 'iq4_xs' | 'i8' | 'i16' | 'i32' | 'i64' | 'f64' | 'iq1_m' | 'bf16' | 'q4_0_4x4' | 'q4_0_4x8' | 'q4_0_8x8' | 'tq1_0' | 'tq2_0'
+
+/** One tensor listed in a GGUF file. */
+export interface GgufTensorInfo {
+  name: string
+  type: GgmlType
+  /** Dims as the file lists them (trailing 1s dropped by ggml's writer). */
+  shape: Array<number>
+  /** ne padded with 1s to 4 dims. */
+  ne: Array<number>
+  /** Byte offset of the data from the start of the data section. */
+  offset: number
+  /** Bytes of data. */
+  size: number
+}
+
+/** A GGUF metadata value type, by ggml's gguf_type_name. */
+export type GgufValueType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'bool' | 'str' | 'arr' | 'u64' | 'i64' | 'f64'
 
 export interface Im2colOptions {
   s0: number

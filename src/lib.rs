@@ -11,6 +11,7 @@ mod backend;
 mod context;
 mod enums;
 mod error;
+mod gguf;
 mod graph;
 mod task;
 mod tensor;

@@ -11,6 +11,7 @@
 //! [`MAX_ARRAY_DEPTH`].
 
 mod file;
+mod load;
 mod reader;
 mod tensor;
 mod value;
@@ -18,6 +19,7 @@ mod wire;
 mod writer;
 
 pub use file::GgufFile;
+pub use load::{add_tensor_from, create_tensors, load_tensors};
 pub use tensor::TensorInfo;
 pub use value::{Array, Value, ValueType};
 pub use writer::GgufWriter;

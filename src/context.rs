@@ -33,6 +33,16 @@ fn opt(t: Option<&Tensor>) -> Result<Option<&weft::Tensor>> {
     t.map(|t| t.get()).transpose()
 }
 
+/// SET/ACC windows: strides nb1..nb3 and a byte offset, all non-negative.
+fn window(what: &str, v: [i64; 4]) -> Result<[usize; 4]> {
+    let names = ["nb1", "nb2", "nb3", "offset"];
+    let mut out = [0usize; 4];
+    for i in 0..4 {
+        out[i] = to_usize(&format!("{what}: {}", names[i]), v[i])?;
+    }
+    Ok(out)
+}
+
 fn ne4(what: &str, ne: &[i64]) -> Result<[i64; 4]> {
     if ne.is_empty() || ne.len() > 4 {
         return Err(crate::error::invalid(format!("{what}: {} dims given, 1 to 4 allowed", ne.len())));
@@ -683,24 +693,14 @@ impl Context {
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn set(&self, a: &Tensor, b: &Tensor, nb1: i64, nb2: i64, nb3: i64, offset: i64) -> Result<Tensor> {
-        let (n1, n2, n3, o) = (
-            to_usize("set: nb1", nb1)?,
-            to_usize("set: nb2", nb2)?,
-            to_usize("set: nb3", nb3)?,
-            to_usize("set: offset", offset)?,
-        );
+        let [n1, n2, n3, o] = window("set", [nb1, nb2, nb3, offset])?;
         wrap(self.ctx()?.set(a.get()?, b.get()?, n1, n2, n3, o, false))
     }
     /// ggml_set_inplace.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn set_inplace(&self, a: &Tensor, b: &Tensor, nb1: i64, nb2: i64, nb3: i64, offset: i64) -> Result<Tensor> {
-        let (n1, n2, n3, o) = (
-            to_usize("set: nb1", nb1)?,
-            to_usize("set: nb2", nb2)?,
-            to_usize("set: nb3", nb3)?,
-            to_usize("set: offset", offset)?,
-        );
+        let [n1, n2, n3, o] = window("setInplace", [nb1, nb2, nb3, offset])?;
         wrap(self.ctx()?.set(a.get()?, b.get()?, n1, n2, n3, o, true))
     }
     /// ggml_set_1d.
@@ -718,24 +718,14 @@ impl Context {
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn acc(&self, a: &Tensor, b: &Tensor, nb1: i64, nb2: i64, nb3: i64, offset: i64) -> Result<Tensor> {
-        let (n1, n2, n3, o) = (
-            to_usize("acc: nb1", nb1)?,
-            to_usize("acc: nb2", nb2)?,
-            to_usize("acc: nb3", nb3)?,
-            to_usize("acc: offset", offset)?,
-        );
+        let [n1, n2, n3, o] = window("acc", [nb1, nb2, nb3, offset])?;
         wrap(self.ctx()?.acc(a.get()?, b.get()?, n1, n2, n3, o, false))
     }
     /// ggml_acc_inplace.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn acc_inplace(&self, a: &Tensor, b: &Tensor, nb1: i64, nb2: i64, nb3: i64, offset: i64) -> Result<Tensor> {
-        let (n1, n2, n3, o) = (
-            to_usize("acc: nb1", nb1)?,
-            to_usize("acc: nb2", nb2)?,
-            to_usize("acc: nb3", nb3)?,
-            to_usize("acc: offset", offset)?,
-        );
+        let [n1, n2, n3, o] = window("accInplace", [nb1, nb2, nb3, offset])?;
         wrap(self.ctx()?.acc(a.get()?, b.get()?, n1, n2, n3, o, true))
     }
     /// ggml_concat along `dim`.

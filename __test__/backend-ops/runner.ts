@@ -1,0 +1,201 @@
+// main() and test_backend() of test-backend-ops: walk the devices, run a mode's cases on each
+// and print what ggml prints. Shared by the CLI (cli.ts) and documented there.
+
+import { availableParallelism, tmpdir, userInfo } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Backend, type DeviceInfo } from '../../index.js';
+import { color } from './format.js';
+import { makeTestCasesEval, makeTestCasesLlm, makeTestCasesPerf } from './lists.js';
+import { evalGrad } from './modes/grad.js';
+import { evalPerf } from './modes/perf.js';
+import { evalReference, referenceDir, referenceFile } from './modes/reference.js';
+import type { CaseResult, Status } from './modes/result.js';
+import { evalSupport, opLines, renderOpsMd, totals, type SupportRow } from './modes/support.js';
+import { evalTest } from './modes/test.js';
+import { Rng } from './rng.js';
+import type { Mode, TestCase } from './test-case.js';
+
+export interface RunOptions {
+  mode: Mode;
+  /** -o: only cases whose op (ggml_op_desc of the output) is this. */
+  op: string | null;
+  /** -b: only this backend (then the CPU is not skipped in test/perf mode). */
+  backend: string | null;
+  /** -p: only cases whose parameters contain this substring. */
+  params: string | null;
+  /** Perf mode: seconds each case runs at least (ggml: 1). */
+  minSeconds: number;
+  seed: number;
+  /** Add the model-block cases (LLAMA, FALCON) ggml keeps disabled. */
+  llm: boolean;
+  /** Support mode: write the matrix here (null: don't). */
+  opsMd: string | null;
+  out: (line: string) => void;
+  progress?: (done: number, total: number, label: string) => void;
+}
+
+/** Cases of a list that pass the -o / -p filters. */
+export function selectCases(list: TestCase[], op: string | null, params: string | null): TestCase[] {
+  return list.filter((tc) => (op === null || tc.op === op) && (params === null || tc.params.includes(params)));
+}
+
+/** The list a mode runs: the eval list, or the perf list; plus the model blocks with --llm. */
+export function casesFor(mode: Mode, llm: boolean): TestCase[] {
+  const list = mode === 'perf' ? makeTestCasesPerf() : makeTestCasesEval();
+  return llm ? [...list, ...makeTestCasesLlm()] : list;
+}
+
+/** A fresh PRNG per case from the run's seed and the case's name. */
+export function caseRng(seed: number, tc: TestCase): Rng {
+  return new Rng(seed, tc.name);
+}
+
+/**
+ * Mesa's drivers print "XDG_RUNTIME_DIR is invalid or not set" once per adapter when it is
+ * unset (CI, containers): point it at a private directory before the first Backend call.
+ */
+export function quietGpuDrivers(): void {
+  if (process.env.XDG_RUNTIME_DIR) return;
+  const dir = join(tmpdir(), `weft-xdg-${userInfo().uid}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  process.env.XDG_RUNTIME_DIR = dir;
+}
+
+export function isCpu(d: DeviceInfo): boolean {
+  return d.type === 'cpu';
+}
+
+/** Start a backend with all cores for CPU (ggml: ggml_backend_set_n_threads(hardware_concurrency)). */
+export function initBackend(d: DeviceInfo): Backend {
+  const b = Backend.init(d.name);
+  if (isCpu(d)) b.setNThreads(availableParallelism());
+  return b;
+}
+
+export interface Tally {
+  counts: Record<Status, number>;
+  total: number;
+}
+
+export function newTally(): Tally {
+  return { counts: { ok: 0, fail: 0, 'not supported': 0, 'not implemented': 0, skipped: 0 }, total: 0 };
+}
+
+export function addToTally(t: Tally, r: CaseResult): void {
+  t.counts[r.status]++;
+  t.total++;
+}
+
+/** The breakdown line printed before ggml's "N/M tests passed". */
+export function tallyLine(t: Tally): string {
+  const c = t.counts;
+  return `  ${c.ok} OK, ${c.fail} failed, ${c['not supported']} not supported, ${c['not implemented']} not implemented, ${c.skipped} skipped`;
+}
+
+/** test_backend: run the mode's cases on one backend; true when none failed. */
+async function testBackend(backend: Backend, cases: TestCase[], o: RunOptions): Promise<boolean> {
+  const tally = newTally();
+  const cpu = o.mode === 'test' || o.mode === 'ref' ? initBackend(Backend.devices().find(isCpu)!) : null;
+  try {
+    let i = 0;
+    for (const tc of cases) {
+      o.progress?.(i++, cases.length, tc.name);
+      const rng = caseRng(o.seed, tc);
+      let r: CaseResult;
+      if (o.mode === 'test') r = await evalTest(tc, backend, cpu!, rng);
+      else if (o.mode === 'grad') r = await evalGrad(tc, backend, rng, o.op);
+      else if (o.mode === 'ref') r = await evalReference(tc, backend, cpu!, referenceFile(tc)!);
+      else r = await evalPerf(tc, backend, rng, { minSeconds: o.minSeconds });
+      addToTally(tally, r);
+      if (r.status !== 'skipped') o.out(`  ${r.name}: ${r.text}`);
+    }
+    o.progress?.(cases.length, cases.length, '');
+  } finally {
+    cpu?.dispose();
+  }
+  if (o.mode === 'perf') return true;
+  const nOk = cases.length - tally.counts.fail;
+  o.out(tallyLine(tally));
+  o.out(`  ${nOk}/${cases.length} tests passed`);
+  return tally.counts.fail === 0;
+}
+
+/** main(): every device in turn; true when every backend passed. */
+export async function run(o: RunOptions): Promise<boolean> {
+  if (o.mode === 'support') return runSupport(o);
+  const cases = selectCases(casesFor(o.mode, o.llm), o.op, o.params);
+  const devices = Backend.devices();
+  if (o.mode === 'ref') {
+    const n = cases.length;
+    cases.splice(0, n, ...cases.filter((tc) => referenceFile(tc) !== null));
+    o.out(`Replaying ${cases.length} of ${n} cases from ${referenceDir()}`);
+  }
+  o.out(`Testing ${devices.length} devices`);
+  o.out('');
+  let nOk = 0;
+  for (const [i, dev] of devices.entries()) {
+    o.out(`Backend ${i + 1}/${devices.length}: ${dev.name}`);
+    if (o.backend !== null && o.backend !== dev.name) {
+      o.out('  Skipping');
+      nOk++;
+      continue;
+    }
+    if (o.backend === null && isCpu(dev) && (o.mode === 'test' || o.mode === 'perf')) {
+      o.out('  Skipping CPU backend');
+      nOk++;
+      continue;
+    }
+    const backend = initBackend(dev);
+    try {
+      o.out(`  Device description: ${dev.description}`);
+      o.out(`  Device memory: ${Math.floor(dev.memoryTotal / 2 ** 20)} MB (${Math.floor(dev.memoryFree / 2 ** 20)} MB free)`);
+      o.out('');
+      const ok = await testBackend(backend, cases, o);
+      o.out(`  Backend ${backend.name}: ${ok ? color('green', 'OK') : color('red', 'FAIL')}`);
+      if (ok) nOk++;
+      o.out('');
+    } finally {
+      backend.dispose();
+    }
+  }
+  o.out(`${nOk}/${devices.length} backends passed`);
+  const all = nOk === devices.length;
+  o.out(all ? color('green', 'OK') : color('red', 'FAIL'));
+  return all;
+}
+
+/** Support mode: the eval list's support matrix per backend; writes docs/ops.md when asked. */
+async function runSupport(o: RunOptions): Promise<boolean> {
+  const cases = selectCases(casesFor('support', o.llm), o.op, o.params);
+  const devices = Backend.devices().filter((d) => o.backend === null || d.name === o.backend);
+  const backends = devices.map(initBackend);
+  try {
+    const rows: SupportRow[] = [];
+    for (const [i, tc] of cases.entries()) {
+      o.progress?.(i, cases.length, tc.name);
+      rows.push(evalSupport(tc, backends));
+    }
+    o.progress?.(cases.length, cases.length, '');
+    o.out(`Support of ${rows.length} cases on ${devices.length} devices`);
+    o.out('');
+    for (const [i, dev] of devices.entries()) {
+      o.out(`Backend ${i + 1}/${devices.length}: ${dev.name}`);
+      o.out(`  Device description: ${dev.description}`);
+      o.out('');
+      for (const line of opLines(rows, dev.name)) o.out(line);
+      const t = totals(rows, dev.name);
+      o.out(`  ${dev.name}: ${t.supported}/${rows.length} cases supported, ${t.notSupported} not supported, ${t.notImplemented} not implemented`);
+      o.out('');
+    }
+    if (o.opsMd) {
+      mkdirSync(dirname(o.opsMd), { recursive: true });
+      writeFileSync(o.opsMd, renderOpsMd(rows, devices));
+      o.out(`wrote ${o.opsMd}`);
+    }
+    return true;
+  } finally {
+    for (const b of backends) b.dispose();
+  }
+}
+

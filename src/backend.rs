@@ -112,7 +112,7 @@ impl Backend {
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn compute(&self, graph: &Graph) -> Result<AsyncTask<ComputeTask>> {
         let graph = graph.snapshot()?;
-        let busy = Some(weft::backend::BusyGuard::for_graph(&graph));
+        let busy = Some(weft::backend::BusyGuard::for_graph(&graph).js()?);
         Ok(AsyncTask::new(ComputeTask { backend: self.get()?.clone(), graph, busy }))
     }
 
@@ -120,11 +120,9 @@ impl Backend {
     /// node at a time, returning both results of every non-view node as f32.
     #[napi(catch_unwind, ts_return_type = "Promise<Array<NodeComparison>>")]
     pub fn compare_graph(&self, other: &Backend, graph: &Graph) -> Result<AsyncTask<CompareTask>> {
-        Ok(AsyncTask::new(CompareTask {
-            backend1: self.get()?.clone(),
-            backend2: other.get()?.clone(),
-            graph: graph.snapshot()?,
-        }))
+        let graph = graph.snapshot()?;
+        let busy = Some(weft::backend::BusyGuard::for_graph(&graph).js()?);
+        Ok(AsyncTask::new(CompareTask { backend1: self.get()?.clone(), backend2: other.get()?.clone(), graph, busy }))
     }
 
     /// ggml_backend_synchronize.

@@ -80,6 +80,7 @@ pub struct CompareTask {
     pub backend1: Arc<dyn Backend>,
     pub backend2: Arc<dyn Backend>,
     pub graph: weft::Graph,
+    pub busy: Option<BusyGuard>,
 }
 
 impl Task for CompareTask {
@@ -110,6 +111,7 @@ impl Task for CompareTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Vec<NodeComparison>> {
+        self.busy = None;
         let nodes = output.map_err(|e| reject(&env, e))?;
         Ok(nodes
             .into_iter()
@@ -122,5 +124,10 @@ impl Task for CompareTask {
                 b: Float32Array::new(n.b),
             })
             .collect())
+    }
+
+    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<Vec<NodeComparison>> {
+        self.busy = None;
+        Err(err)
     }
 }

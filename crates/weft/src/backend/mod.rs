@@ -59,8 +59,9 @@ impl BufferState {
         }
         Ok(())
     }
-    pub(crate) fn acquire(&self) {
-        self.in_use.fetch_add(1, Ordering::AcqRel);
+    /// Take the buffer for one compute; false if another compute has it.
+    pub(crate) fn try_acquire(&self) -> bool {
+        self.in_use.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
     pub(crate) fn release(&self) {
         self.in_use.fetch_sub(1, Ordering::AcqRel);

@@ -94,26 +94,32 @@ pub(crate) fn tensor_copy_internal(src: &Tensor, dst: &Tensor) -> Result<()> {
 }
 
 /// Marks every buffer a graph touches as in use for the guard's lifetime, so JS cannot
-/// write or read them under a running compute.
+/// write, read or free them under a running compute, and a second compute cannot run over
+/// the same memory at the same time.
 pub struct BusyGuard {
     buffers: Vec<Arc<dyn Buffer>>,
 }
 
 impl BusyGuard {
-    pub fn for_graph(graph: &Graph) -> BusyGuard {
-        let mut buffers: Vec<Arc<dyn Buffer>> = Vec::new();
+    pub fn for_graph(graph: &Graph) -> Result<BusyGuard> {
+        let mut guard = BusyGuard { buffers: Vec::new() };
         let tensors = graph.nodes().iter().chain(graph.leafs().iter());
         for t in tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())) {
-            if let Some(s) = t.storage() {
-                if !buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
-                    buffers.push(s.buffer);
-                }
+            let Some(s) = t.storage() else { continue };
+            if guard.buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
+                continue;
             }
+            if !s.buffer.state().try_acquire() {
+                // Dropping `guard` releases what was taken so far.
+                return Err(Error::busy(format!(
+                    "compute: buffer '{}' holding tensor '{}' is in use by another running compute; await it first",
+                    s.buffer.name(),
+                    t.label()
+                )));
+            }
+            guard.buffers.push(s.buffer);
         }
-        for b in &buffers {
-            b.state().acquire();
-        }
-        BusyGuard { buffers }
+        Ok(guard)
     }
 }
 

@@ -560,8 +560,15 @@ export declare class Tensor {
    * a byte offset.
    */
   set(data: TypedArray, offset?: number | undefined | null): void
-  /** ggml_backend_tensor_get: raw bytes (all of ggml_nbytes by default). */
-  getBytes(offset?: number | undefined | null, length?: number | undefined | null): Uint8Array
+  /**
+   * ggml_backend_tensor_get: raw bytes (all of ggml_nbytes by default). Synchronous: on
+   * a GPU backend it waits for the copy; getAsync does the same off the event loop.
+   */
+  get(offset?: number | undefined | null, length?: number | undefined | null): Uint8Array
+  /** get() off the event loop (worth it for GPU buffers, whose readback waits on the device). */
+  getAsync(offset?: number | undefined | null, length?: number | undefined | null): Promise<Uint8Array>
+  /** toFloat32() off the event loop. */
+  toFloat32Async(): Promise<Float32Array>
   /**
    * The elements as f32 in logical order (ne[0] fastest), converting from the tensor's type
    * and following its strides.
@@ -573,6 +580,7 @@ export declare class Tensor {
   memset(value: number): void
   /** Drop this handle now. The node lives on while graphs or other handles use it. */
   dispose(): void
+  [globalThis.Symbol.dispose](): void
   get disposed(): boolean
   toString(): string
 }

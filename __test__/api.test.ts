@@ -150,14 +150,14 @@ test('data in and out: bytes, f32 conversion, strides, bounds', () => {
   h.fromFloat32(new Float32Array([1, 2, 3, 4, 5, 65504]))
   assert.deepEqual(Array.from(h.toFloat32()), [1, 2, 3, 4, 5, 65504])
   // f16 bits of 1.0 are 0x3c00, little-endian.
-  assert.deepEqual(Array.from(h.getBytes(0, 2)), [0x00, 0x3c])
+  assert.deepEqual(Array.from(h.get(0, 2)), [0x00, 0x3c])
   // A transposed view reads in its own logical order.
   assert.deepEqual(Array.from(ctx.transpose(h).toFloat32()), [1, 4, 2, 5, 3, 65504])
   const i = ctx.newTensor1d('i32', 3)
   i.set(new Int32Array([7, -1, 16777217]))
-  assert.deepEqual(Array.from(new Int32Array(i.getBytes().buffer)), [7, -1, 16777217])
+  assert.deepEqual(Array.from(new Int32Array(i.get().buffer)), [7, -1, 16777217])
   throwsWith(() => i.set(new Int32Array(4)), 'WEFT_INVALID_ARGUMENT', 'outside tensor')
-  throwsWith(() => i.getBytes(8, 8), 'WEFT_INVALID_ARGUMENT', 'outside tensor')
+  throwsWith(() => i.get(8, 8), 'WEFT_INVALID_ARGUMENT', 'outside tensor')
   throwsWith(() => h.fromFloat32(new Float32Array(5)), 'WEFT_INVALID_ARGUMENT', 'has 6 elements, got 5')
   const un = new Context({ memSize: 1 << 16, noAlloc: true }).newTensor1d('f32', 2)
   throwsWith(() => un.toFloat32(), 'WEFT_INVALID_ARGUMENT', 'not allocated')

@@ -165,3 +165,27 @@ test('devices and backends by name', () => {
   cpu.setNThreads(1)
   assert.throws(() => cpu.setNThreads(0), /nThreads=0/)
 })
+
+test('async reads from every backend match the sync ones', async () => {
+  for (const name of backendNames()) {
+    const ctx = new Context({ memSize: 1 << 20, noAlloc: true })
+    const a = ctx.newTensor2d('f32', 5, 3)
+    const s = ctx.scale(a, 3)
+    const g = ctx.newGraph()
+    g.buildForwardExpand(s)
+    const be = Backend.init(name)
+    be.allocCtxTensors(ctx)
+    const v = randomFloats(15, 6)
+    a.fromFloat32(v)
+    await be.compute(g)
+    const f = await s.toFloat32Async()
+    assertClose(f, Array.from(v, (x) => x * 3), 1e-6, name)
+    const bytes = await s.getAsync(4, 8)
+    assert.deepEqual(Array.from(new Float32Array(bytes.slice().buffer)), Array.from(f.slice(1, 3)), name)
+    // While the read runs, the buffer is held: a write waits for it (throws WEFT_BUSY).
+    const pending = s.toFloat32Async()
+    assert.throws(() => a.fromFloat32(v), (e: any) => e.code === 'WEFT_BUSY')
+    await pending
+    await assert.rejects(s.getAsync(0, 1 << 20), /outside tensor/)
+  }
+})

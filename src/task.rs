@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Float32Array, JsObjectValue, Object};
+use napi::bindgen_prelude::{Float32Array, JsObjectValue, Object, Uint8Array};
 use napi::{Env, JsValue, Status, Task};
 use weft::backend::{Backend, BusyGuard};
 
@@ -127,6 +127,63 @@ impl Task for CompareTask {
     }
 
     fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<Vec<NodeComparison>> {
+        self.busy = None;
+        Err(err)
+    }
+}
+
+/// What a ReadTask returns.
+pub enum ReadOutput {
+    Bytes(Vec<u8>),
+    Floats(Vec<f32>),
+}
+
+/// Tensor data read off the JS thread (tensor.getAsync / toFloat32Async). The tensor's
+/// buffer is held for the read, so it is not written or freed meanwhile.
+pub struct ReadTask {
+    tensor: weft::Tensor,
+    range: Option<(usize, usize)>,
+    busy: Option<BusyGuard>,
+}
+
+impl ReadTask {
+    pub fn bytes(tensor: weft::Tensor, offset: usize, len: usize) -> crate::error::Result<ReadTask> {
+        use crate::error::IntoJs;
+        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
+        Ok(ReadTask { tensor, range: Some((offset, len)), busy })
+    }
+
+    pub fn floats(tensor: weft::Tensor) -> crate::error::Result<ReadTask> {
+        use crate::error::IntoJs;
+        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
+        Ok(ReadTask { tensor, range: None, busy })
+    }
+}
+
+impl Task for ReadTask {
+    type Output = weft::Result<ReadOutput>;
+    type JsValue = napi::Either<Uint8Array, Float32Array>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(catch("read", || match self.range {
+            Some((offset, len)) => {
+                let mut out = vec![0u8; len];
+                weft::backend::tensor_get_in_compute(&self.tensor, &mut out, offset)?;
+                Ok(ReadOutput::Bytes(out))
+            }
+            None => Ok(ReadOutput::Floats(weft::backend::tensor_to_f32_in_compute(&self.tensor)?)),
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        self.busy = None;
+        match output.map_err(|e| reject(&env, e))? {
+            ReadOutput::Bytes(b) => Ok(napi::Either::A(Uint8Array::new(b))),
+            ReadOutput::Floats(f) => Ok(napi::Either::B(Float32Array::new(f))),
+        }
+    }
+
+    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<Self::JsValue> {
         self.busy = None;
         Err(err)
     }

@@ -1,10 +1,11 @@
 //! JS class Tensor: a handle on an engine tensor node (shape, strides, type, op, sources)
 //! and the way to move data in and out of it.
 
-use napi::bindgen_prelude::{Float32Array, TypedArray, Uint8Array};
+use napi::bindgen_prelude::{AsyncTask, Float32Array, TypedArray, Uint8Array};
 
 use crate::enums::GgmlType;
 use crate::error::{disposed, to_usize, IntoJs, Result};
+use crate::task::ReadTask;
 use weft::tensor::flags;
 
 #[napi]
@@ -20,6 +21,17 @@ impl Tensor {
     /// The engine tensor, or an Error once disposed.
     pub fn get(&self) -> Result<&weft::Tensor> {
         self.inner.as_ref().ok_or_else(|| disposed("Tensor"))
+    }
+
+    /// (tensor, offset, length) of a byte range, all of the tensor from `offset` by default.
+    fn byte_range(&self, offset: Option<i64>, length: Option<i64>) -> Result<(&weft::Tensor, usize, usize)> {
+        let t = self.get()?;
+        let off = to_usize("get: offset", offset.unwrap_or(0))?;
+        let len = match length {
+            Some(l) => to_usize("get: length", l)?,
+            None => t.nbytes().saturating_sub(off),
+        };
+        Ok((t, off, len))
     }
 }
 
@@ -259,18 +271,27 @@ impl Tensor {
         weft::backend::tensor_set(self.get()?, &data.arraybuffer, off).js()
     }
 
-    /// ggml_backend_tensor_get: raw bytes (all of ggml_nbytes by default).
-    #[napi(catch_unwind)]
+    /// ggml_backend_tensor_get: raw bytes (all of ggml_nbytes by default). Synchronous: on
+    /// a GPU backend it waits for the copy; getAsync does the same off the event loop.
+    #[napi(catch_unwind, js_name = "get")]
     pub fn get_bytes(&self, offset: Option<i64>, length: Option<i64>) -> Result<Uint8Array> {
-        let t = self.get()?;
-        let off = to_usize("get: offset", offset.unwrap_or(0))?;
-        let len = match length {
-            Some(l) => to_usize("get: length", l)?,
-            None => t.nbytes().saturating_sub(off),
-        };
+        let (t, off, len) = self.byte_range(offset, length)?;
         let mut out = vec![0u8; len];
         weft::backend::tensor_get(t, &mut out, off).js()?;
         Ok(Uint8Array::new(out))
+    }
+
+    /// get() off the event loop (worth it for GPU buffers, whose readback waits on the device).
+    #[napi(catch_unwind, ts_return_type = "Promise<Uint8Array>")]
+    pub fn get_async(&self, offset: Option<i64>, length: Option<i64>) -> Result<AsyncTask<ReadTask>> {
+        let (t, off, len) = self.byte_range(offset, length)?;
+        ReadTask::bytes(t.clone(), off, len).map(AsyncTask::new)
+    }
+
+    /// toFloat32() off the event loop.
+    #[napi(catch_unwind, ts_return_type = "Promise<Float32Array>")]
+    pub fn to_float32_async(&self) -> Result<AsyncTask<ReadTask>> {
+        ReadTask::floats(self.get()?.clone()).map(AsyncTask::new)
     }
 
     /// The elements as f32 in logical order (ne[0] fastest), converting from the tensor's type
@@ -297,6 +318,11 @@ impl Tensor {
     #[napi(catch_unwind)]
     pub fn dispose(&mut self) {
         self.inner = None;
+    }
+
+    #[napi(catch_unwind, well_known_symbol = "dispose")]
+    pub fn symbol_dispose(&mut self) {
+        self.dispose()
     }
 
     #[napi(catch_unwind, getter)]

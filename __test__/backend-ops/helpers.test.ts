@@ -118,15 +118,15 @@ describe('tensor initialization', () => {
       assert.ok(fv.every((x) => x >= 2 && x < 3));
       // I32 gets the float buffer's bits, as ggml writes it
       initTensorUniform(i32, new Rng(1, 'x'), 2, 3);
-      assert.deepEqual(new Float32Array(i32.getBytes().slice().buffer), fv);
+      assert.deepEqual(new Float32Array(i32.get().slice().buffer), fv);
       // I64: the first half of the float bytes, twice
       initTensorUniform(i64, new Rng(1, 'x'), 2, 3);
-      const b = i64.getBytes();
+      const b = i64.get();
       assert.deepEqual(b.subarray(0, 32), b.subarray(32, 64));
       assert.deepEqual(new Float32Array(b.slice(0, 32).buffer), fv.subarray(0, 8));
       // f16 goes through ggml's conversion
       initTensorUniform(h, new Rng(1, 'x'), 2, 3);
-      assert.deepEqual(new Uint16Array(h.getBytes().slice().buffer), Uint16Array.from(fv, f32ToF16));
+      assert.deepEqual(new Uint16Array(h.get().slice().buffer), Uint16Array.from(fv, f32ToF16));
     } finally {
       buf.dispose();
       ctx.dispose();

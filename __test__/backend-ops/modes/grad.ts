@@ -16,7 +16,7 @@ const DEFAULT_GRAPH_SIZE = 2048;
 
 /** A scalar f32 tensor's value. */
 function scalar(t: Tensor): number {
-  return new Float32Array(t.getBytes(0, 4).slice().buffer)[0]!;
+  return new Float32Array(t.get(0, 4).slice().buffer)[0]!;
 }
 
 /**

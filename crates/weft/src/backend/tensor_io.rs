@@ -102,9 +102,14 @@ pub struct BusyGuard {
 
 impl BusyGuard {
     pub fn for_graph(graph: &Graph) -> Result<BusyGuard> {
-        let mut guard = BusyGuard { buffers: Vec::new() };
         let tensors = graph.nodes().iter().chain(graph.leafs().iter());
-        for t in tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())) {
+        Self::for_tensors(tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())))
+    }
+
+    /// The buffers of these tensors, for work that reads or writes them off the JS thread.
+    pub fn for_tensors<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> Result<BusyGuard> {
+        let mut guard = BusyGuard { buffers: Vec::new() };
+        for t in tensors {
             let Some(s) = t.storage() else { continue };
             if guard.buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
                 continue;

@@ -2,19 +2,10 @@
 // graph reset, accumulation, the AdamW step, and the errors wrong use gets.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { weft, randomFloats } from './helpers.ts'
-import type { Context as ContextT, Graph, Tensor } from '../index.js'
+import { weft, randomFloats, throwsWith } from './helpers.ts'
+import type { Backend, Context as ContextT, Graph, Tensor } from '../index.js'
 
-const { Context, Backend } = weft
-
-function throwsWith(f: () => unknown, code: string, ...parts: string[]): void {
-  assert.throws(f, (e: any) => {
-    assert.ok(e instanceof Error, 'an Error')
-    assert.equal((e as { code?: string }).code, code, e.message)
-    for (const p of parts) assert.ok(e.message.includes(p), `"${e.message}" should mention "${p}"`)
-    return true
-  })
-}
+const { Context } = weft
 
 interface Small {
   ctx: ContextT
@@ -50,17 +41,23 @@ const X = new Float32Array([1, -1])
 const DW = [-2, 2, -2, 2] // 2 y_i x_k
 const DX = [-8, -12] // 2(-1)(1) + 2(-1)(3), 2(-1)(2) + 2(-1)(4)
 
+/** Give s's tensors CPU memory, load W and X and reset gb: ready to compute. */
+function ready(s: Small): Backend {
+  const cpu = weft.Backend.init('CPU')
+  cpu.allocCtxTensors(s.ctx)
+  s.w.fromFloat32(W)
+  s.x.fromFloat32(X)
+  s.gb.reset()
+  return cpu
+}
+
 test('gradients of a small graph, worked by hand', async () => {
   const s = small()
   assert.ok(s.w.grad !== null && s.x.grad !== null)
   assert.ok(s.gb.nNodes > s.gf.nNodes)
   assert.notEqual(s.w.grad!.op, 'NONE')
   assert.ok(s.gb.hasGrads)
-  const cpu = Backend.init('CPU')
-  cpu.allocCtxTensors(s.ctx)
-  s.w.fromFloat32(W)
-  s.x.fromFloat32(X)
-  s.gb.reset()
+  const cpu = ready(s)
   await cpu.compute(s.gf)
   await cpu.compute(s.gb)
   assert.deepEqual(Array.from(s.loss.toFloat32()), [2])
@@ -81,8 +78,7 @@ test('no gradients before buildBackwardExpand', () => {
 
 test('reset: loss gradient 1, every other gradient 0', async () => {
   const s = small()
-  const cpu = Backend.init('CPU')
-  cpu.allocCtxTensors(s.ctx)
+  const cpu = ready(s)
   // Fill everything with garbage, gradients and their placeholders included.
   s.ctx.tensors().forEach((t, i) => {
     if (!t.isView() && t.type === 'f32') t.fromFloat32(randomFloats(t.nelements, i + 1))
@@ -103,11 +99,7 @@ test('reset: loss gradient 1, every other gradient 0', async () => {
 
 test('accumulate: gradients add up over computes until reset', async () => {
   const s = small(true)
-  const cpu = Backend.init('CPU')
-  cpu.allocCtxTensors(s.ctx)
-  s.w.fromFloat32(W)
-  s.x.fromFloat32(X)
-  s.gb.reset()
+  const cpu = ready(s)
   await cpu.compute(s.gb)
   await cpu.compute(s.gb)
   assert.deepEqual(Array.from(s.w.grad!.toFloat32()), DW.map((v) => 2 * v))
@@ -124,11 +116,7 @@ test('buildOptAdamw: one step moves every parameter by alpha against its gradien
   s.ctx.buildOptAdamw(s.gf, s.gb, { alpha: 0.5, beta1: 0.9, beta2: 0.999, eps: 1e-8, wd: 0 })
   assert.equal(s.gb.nNodes, before + 2)
   assert.equal(s.gb.node(-1)!.op, 'OPT_STEP_ADAMW')
-  const cpu = Backend.init('CPU')
-  cpu.allocCtxTensors(s.ctx)
-  s.w.fromFloat32(W)
-  s.x.fromFloat32(X)
-  s.gb.reset()
+  const cpu = ready(s)
   await cpu.compute(s.gb)
   // First step: bias-corrected moments are g and g^2, so the step is alpha * sign(g).
   const moved = Array.from(W, (v, i) => v - 0.5 * Math.sign(DW[i]!))

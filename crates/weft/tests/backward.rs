@@ -3,6 +3,7 @@
 //!
 //! `cargo test -p weft --test backward -- --nocapture` prints each rule's error figures.
 
+mod common;
 #[path = "backward/elementwise.rs"]
 mod elementwise;
 #[path = "backward/fd.rs"]
@@ -28,18 +29,22 @@ fn quadratic(ctx: &weft::Context) -> (weft::Tensor, weft::Tensor, weft::Tensor) 
     (x, w, loss)
 }
 
-#[test]
-fn gradients_worked_by_hand_and_reset() {
+/// quadratic() allocated, garbage in every tensor, then x = [1, -2, 0.5], w = [1, 2, 3] and
+/// gb reset: dloss/dx = [2, -8, 3].
+fn quadratic_ready(accumulate: bool) -> (weft::Context, weft::Tensor, weft::Tensor, fd::Setup) {
     let ctx = meta_ctx();
     let (x, w, loss) = quadratic(&ctx);
-    let (gf, gb, _) = graphs(&ctx, &loss, false);
-    let cpu = CpuBackend::new(1).unwrap();
-    let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    // Garbage everywhere first: reset must make the gradients start from 1 and 0.
-    fd::randomize(&ctx, -5.0, 5.0);
+    let s = fd::setup(&ctx, &loss, accumulate, (-5.0, 5.0));
     set(&x, &[1.0, -2.0, 0.5]);
     set(&w, &[1.0, 2.0, 3.0]);
-    gb.reset().unwrap();
+    s.gb.reset().unwrap();
+    (ctx, x, loss, s)
+}
+
+#[test]
+fn gradients_worked_by_hand_and_reset() {
+    // Garbage everywhere first: reset must make the gradients start from 1 and 0.
+    let (_ctx, x, loss, fd::Setup { gf, gb, cpu, .. }) = quadratic_ready(false);
     assert_eq!(get(&loss.grad().unwrap()), vec![1.0]);
     for n in gb.nodes().iter().filter(|n| !n.has_flag(flags::LOSS)) {
         if let Some(g) = n.grad() {
@@ -57,15 +62,7 @@ fn gradients_worked_by_hand_and_reset() {
 
 #[test]
 fn accumulate_adds_across_computes_until_reset() {
-    let ctx = meta_ctx();
-    let (x, w, loss) = quadratic(&ctx);
-    let (gf, gb, _) = graphs(&ctx, &loss, true);
-    let cpu = CpuBackend::new(2).unwrap();
-    let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    fd::randomize(&ctx, -5.0, 5.0);
-    set(&x, &[1.0, -2.0, 0.5]);
-    set(&w, &[1.0, 2.0, 3.0]);
-    gb.reset().unwrap();
+    let (_ctx, x, _, fd::Setup { gb, cpu, .. }) = quadratic_ready(true);
     let grad = x.grad().unwrap();
     // The accumulated gradient is written into the placeholder's memory.
     assert!(grad.view_src().is_some(), "accumulating gradient is an in-place view");
@@ -79,8 +76,6 @@ fn accumulate_adds_across_computes_until_reset() {
     assert_eq!(get(&grad), vec![0.0; 3]);
     cpu.graph_compute(&gb).unwrap();
     assert_eq!(get(&grad), vec![1.0, 2.0, 3.0]);
-    // Without accumulate the same two computes leave the last gradient only.
-    let _ = gf;
 }
 
 #[test]
@@ -94,10 +89,7 @@ fn accumulate_through_every_kind_of_contribution() {
     let s3 = ctx.sum(&ctx.view_1d(&p, 2, 4).unwrap()).unwrap();
     let neg = ctx.neg(&p).unwrap();
     let loss = ctx.add(&ctx.sub(&ctx.add(&s1, &s3).unwrap(), &s2).unwrap(), &ctx.sum(&neg).unwrap()).unwrap();
-    let (gf, gb, _) = graphs(&ctx, &loss, true);
-    let cpu = CpuBackend::new(1).unwrap();
-    let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    fd::randomize(&ctx, -1.0, 1.0);
+    let fd::Setup { gf, gb, cpu, buffers: _buffers, .. } = fd::setup(&ctx, &loss, true, (-1.0, 1.0));
     gb.reset().unwrap();
     cpu.graph_compute(&gf).unwrap();
     // d/dp: 1 - 2 - 1 + [0, 1, 1, 0] (the view covers elements 1 and 2)
@@ -118,12 +110,9 @@ fn two_backward_passes_sum_two_batches() {
         let xin = ctx.new_tensor_2d(Type::F32, 3, 4).unwrap();
         let h = ctx.mul_mat(&w, &xin).unwrap();
         let loss = ctx.sum(&ctx.sqr(&ctx.relu(&h).unwrap()).unwrap()).unwrap();
-        let (gf, gb, _) = graphs(&ctx, &loss, accumulate);
-        let cpu = CpuBackend::new(2).unwrap();
-        let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
+        let fd::Setup { gb, cpu, buffers: _buffers, .. } = fd::setup(&ctx, &loss, accumulate, (-1.0, 1.0));
         set(&w, &[0.5, -0.25, 1.0, 0.75, 0.2, -0.6]);
         gb.reset().unwrap();
-        let _ = gf;
         for b in batches {
             set(&xin, b);
             cpu.graph_compute(&gb).unwrap();
@@ -148,10 +137,7 @@ fn unused_parameter_keeps_a_zero_placeholder() {
     let (x, w, loss) = quadratic(&ctx);
     let unused = param(&ctx, "unused", &[2]);
     let keep = ctx.add(&loss, &ctx.sum(&ctx.step(&unused).unwrap()).unwrap()).unwrap();
-    let (gf, gb, loss2) = graphs(&ctx, &keep, false);
-    let cpu = CpuBackend::new(1).unwrap();
-    let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    fd::randomize(&ctx, 1.0, 2.0);
+    let fd::Setup { gf, gb, loss: loss2, cpu, buffers: _buffers, .. } = fd::setup(&ctx, &keep, false, (1.0, 2.0));
     set(&w, &[1.0, 1.0, 1.0]);
     gb.reset().unwrap();
     cpu.graph_compute(&gf).unwrap();
@@ -163,22 +149,35 @@ fn unused_parameter_keeps_a_zero_placeholder() {
     assert!(loss2.ptr_eq(&keep));
 }
 
+/// build_backward_expand's error for a graph (with grads) computing `out`; gb must be left
+/// as it was.
+fn backward_error(ctx: &weft::Context, out: &weft::Tensor) -> weft::Error {
+    let mut gf = ctx.new_graph_custom(64, true).unwrap();
+    gf.build_forward_expand(out).unwrap();
+    let mut gb = ctx.graph_dup(&gf).unwrap();
+    let n0 = gb.n_nodes();
+    let e = ctx.build_backward_expand(&gf, &mut gb, false).unwrap_err();
+    assert_eq!(gb.n_nodes(), n0, "gb is left as it was");
+    e
+}
+
 #[test]
 fn errors_for_wrong_use() {
     let ctx = meta_ctx();
     let a = ctx.new_tensor_1d(Type::F32, 4).unwrap();
     let out = ctx.sum(&ctx.sqr(&a).unwrap()).unwrap();
+    assert!(backward_error(&ctx, &out).message.contains("no parameter"));
+    // Marked too late: a is already a leaf of this graph.
     let mut gf = ctx.new_graph_custom(64, true).unwrap();
     gf.build_forward_expand(&out).unwrap();
-    let mut gb = ctx.graph_dup(&gf).unwrap();
-    let e = ctx.build_backward_expand(&gf, &mut gb, false).unwrap_err();
-    assert!(e.message.contains("no parameter"), "{}", e.message);
+    a.set_param();
+    let e = ctx.build_backward_expand(&gf, &mut ctx.graph_dup(&gf).unwrap(), false).unwrap_err();
+    assert!(e.message.contains("after buildForwardExpand made it a leaf"), "{}", e.message);
 
     // A forward graph without grads.
-    a.set_param();
     let mut plain = ctx.new_graph_custom(64, false).unwrap();
     plain.build_forward_expand(&out).unwrap();
-    let e = ctx.build_backward_expand(&plain, &mut gb, false).unwrap_err();
+    let e = ctx.build_backward_expand(&plain, &mut ctx.graph_dup(&gf).unwrap(), false).unwrap_err();
     assert!(e.message.contains("without grads"), "{}", e.message);
     assert!(plain.reset().unwrap_err().message.contains("without grads"));
     let mut no_grads = ctx.new_graph().unwrap();
@@ -187,39 +186,23 @@ fn errors_for_wrong_use() {
     // setLoss needs a scalar f32.
     assert!(a.set_loss().unwrap_err().message.contains("must be a scalar f32"));
 
-    // In place on the gradient path.
+    // In place on the gradient path; CLAMP (always in place) of a parameter.
     let ctx = meta_ctx();
     let p = param(&ctx, "p", &[4]);
     let y = ctx.sqr_inplace(&ctx.scale(&p, 2.0).unwrap()).unwrap();
-    let mut gf = ctx.new_graph_custom(64, true).unwrap();
-    gf.build_forward_expand(&ctx.sum(&y).unwrap()).unwrap();
-    let mut gb = ctx.graph_dup(&gf).unwrap();
-    let e = ctx.build_backward_expand(&gf, &mut gb, false).unwrap_err();
-    assert!(e.message.contains("in place"), "{}", e.message);
-    // CLAMP of a parameter would overwrite it.
-    let ctx = meta_ctx();
-    let p = param(&ctx, "p", &[4]);
-    let mut gf = ctx.new_graph_custom(64, true).unwrap();
-    gf.build_forward_expand(&ctx.sum(&ctx.clamp(&p, 0.0, 1.0).unwrap()).unwrap()).unwrap();
-    let mut gb = ctx.graph_dup(&gf).unwrap();
-    assert!(ctx.build_backward_expand(&gf, &mut gb, false).unwrap_err().message.contains("in place"));
+    assert!(backward_error(&ctx, &ctx.sum(&y).unwrap()).message.contains("in place"));
+    let clamped = ctx.clamp(&p, 0.0, 1.0).unwrap();
+    assert!(backward_error(&ctx, &ctx.sum(&clamped).unwrap()).message.contains("in place"));
 
-    // An op without a rule: an error, and the graph state is as before.
+    // An op without a rule: an error, and the gradients are as before.
     let ctx = meta_ctx();
     let p = param(&ctx, "p", &[4, 4]);
-    let before = p.grad();
     let sorted = ctx.argsort(&p, weft::op::SortOrder::Asc).unwrap();
     let f = ctx.get_rows(&ctx.reshape_2d(&p, 4, 4).unwrap(), &ctx.view_1d(&sorted, 4, 0).unwrap()).unwrap();
-    let up = ctx.upscale(&f, 2).unwrap();
-    let mut gf = ctx.new_graph_custom(64, true).unwrap();
-    gf.build_forward_expand(&ctx.sum(&up).unwrap()).unwrap();
-    let mut gb = ctx.graph_dup(&gf).unwrap();
-    let n0 = gb.n_nodes();
-    let e = ctx.build_backward_expand(&gf, &mut gb, false).unwrap_err();
+    let e = backward_error(&ctx, &ctx.sum(&ctx.upscale(&f, 2).unwrap()).unwrap());
     assert_eq!(e.kind, ErrorKind::NotImplemented);
     assert!(e.message.contains("UPSCALE has no backward rule"), "{}", e.message);
-    assert_eq!(gb.n_nodes(), n0);
-    assert!(p.grad().is_none() && before.is_none(), "gradients are rolled back");
+    assert!(p.grad().is_none(), "gradients are rolled back");
 
     // Reset before the gradients have memory.
     let ctx = meta_ctx();

@@ -171,10 +171,7 @@ fn check_against_formula(op: UnaryOp, f: fn(f64) -> f64) {
     let ctx = crate::fd::meta_ctx();
     let a = param(&ctx, "a", &[64]);
     let out = ctx.unary(&a, op, false).unwrap();
-    let (gf, gb, _) = crate::fd::graphs(&ctx, &out, false);
-    let cpu = weft::backend::cpu::CpuBackend::new(1).unwrap();
-    let _buf = weft::alloc::alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    crate::fd::randomize(&ctx, -1.0, 1.0);
+    let crate::fd::Setup { gf, gb, cpu, buffers: _buffers, .. } = crate::fd::setup(&ctx, &out, false, (-1.0, 1.0));
     let x = uniform(64, 21, -4.0, 4.0);
     let w = crate::fd::loss_weights(64);
     set(&a, &x);

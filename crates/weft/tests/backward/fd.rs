@@ -5,7 +5,7 @@
 //! Unlike ggml's check the output is reduced with random weights (sum(y * w)), not a
 //! plain sum, so every rule is also checked for using its incoming gradient elementwise.
 
-use weft::alloc::alloc_ctx_tensors;
+use weft::alloc::{alloc_ctx_tensors, CtxBuffers};
 use weft::backend::cpu::CpuBackend;
 use weft::backend::{tensor_get, tensor_set, Backend};
 use weft::tensor::flags;
@@ -129,6 +129,24 @@ pub fn graphs(ctx: &Context, out: &Tensor, accumulate: bool) -> (Graph, Graph, T
     (gf, gb, loss)
 }
 
+/// Graphs for `out` ready to compute on the CPU: every tensor of the context allocated and
+/// holding random values in `range`.
+pub struct Setup {
+    pub gf: Graph,
+    pub gb: Graph,
+    pub loss: Tensor,
+    pub cpu: CpuBackend,
+    pub buffers: CtxBuffers,
+}
+
+pub fn setup(ctx: &Context, out: &Tensor, accumulate: bool, range: (f32, f32)) -> Setup {
+    let (gf, gb, loss) = graphs(ctx, out, accumulate);
+    let cpu = CpuBackend::new(2).unwrap();
+    let buffers = alloc_ctx_tensors(ctx, &cpu).unwrap();
+    randomize(ctx, range.0, range.1);
+    Setup { gf, gb, loss, cpu, buffers }
+}
+
 /// Random values in every f32/f16 tensor of the context, gradients and placeholders
 /// included (as test-backend-ops does: reset must clear what matters).
 pub fn randomize(ctx: &Context, lo: f32, hi: f32) {
@@ -145,13 +163,10 @@ pub fn randomize(ctx: &Context, lo: f32, hi: f32) {
 pub fn check(case: Case, build: impl Fn(&Context) -> Built) -> Report {
     let ctx = meta_ctx();
     let built = build(&ctx);
-    let (gf, gb, loss) = graphs(&ctx, &built.out, false);
-    let cpu = CpuBackend::new(2).unwrap();
+    let Setup { gf, gb, loss, cpu, buffers: _buffers } = setup(&ctx, &built.out, false, case.range);
     for t in gb.nodes() {
         assert!(cpu.supports_op(t), "{}: CPU cannot compute {} node '{}'", case.name, t.op().desc(), t.name());
     }
-    let _buffers = alloc_ctx_tensors(&ctx, &cpu).unwrap();
-    randomize(&ctx, case.range.0, case.range.1);
     let weights = ctx.get_tensor(WEIGHTS).map(|w| {
         let v = loss_weights(w.nelements() as usize);
         set(&w, &v);

@@ -1,8 +1,9 @@
 //! Finite-difference checks of the model rules: matrix products (with broadcasting and
 //! transposed operands), softmax, the norms, rope, im2col, pooling and cross-entropy.
 
+use crate::common::rope_params;
 use crate::fd::{check, input, param, uniform, Built, Case};
-use weft::op::{Im2colParams, PoolOp, RopeParams, ROPE_TYPE_NEOX};
+use weft::op::{Im2colParams, PoolOp, ROPE_TYPE_NEOX};
 use weft::{Context, Type};
 
 #[test]
@@ -50,20 +51,6 @@ fn norms() {
         check(Case::new(name).precise(), |c| {
             c.group_norm(&param(c, "a", &[3, 2, channels, 2]), groups, 1e-5, false).unwrap().into()
         });
-    }
-}
-
-fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
-    RopeParams {
-        n_dims,
-        mode,
-        n_ctx_orig: 512,
-        freq_base: 10000.0,
-        freq_scale: 1.0,
-        ext_factor: 0.0,
-        attn_factor: 1.0,
-        beta_fast: 32.0,
-        beta_slow: 1.0,
     }
 }
 

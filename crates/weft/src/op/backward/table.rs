@@ -56,59 +56,55 @@ impl<'c> Grads<'c> {
         }
     }
 
+    /// One contribution to src's gradient: `make` builds the new gradient from the step
+    /// and the current one. Sources without a gradient take none.
+    fn update(&mut self, src: &Tensor, make: impl FnOnce(&Context, Step, Tensor) -> Result<Tensor>) -> Result<()> {
+        let Some(cur) = src.grad() else { return Ok(()) };
+        let step = self.step(src);
+        src.set_grad(Some(make(self.ctx, step, cur)?));
+        Ok(())
+    }
+
     /// src.grad += g (g has src's shape).
     pub fn add(&mut self, src: &Tensor, g: Tensor) -> Result<()> {
-        let Some(cur) = src.grad() else { return Ok(()) };
-        let c = self.ctx;
-        let new = match self.step(src) {
-            Step::Set => g,
-            Step::InPlace => c.add_inplace(&cur, &g)?,
-            Step::New => c.add(&cur, &g)?,
-        };
-        src.set_grad(Some(new));
-        Ok(())
+        self.update(src, |c, step, cur| match step {
+            Step::Set => Ok(g),
+            Step::InPlace => c.add_inplace(&cur, &g),
+            Step::New => c.add(&cur, &g),
+        })
     }
 
     /// src.grad -= g.
     pub fn sub(&mut self, src: &Tensor, g: Tensor) -> Result<()> {
-        let Some(cur) = src.grad() else { return Ok(()) };
-        let c = self.ctx;
-        let new = match self.step(src) {
-            Step::Set => c.neg(&contiguous_1(c, &g)?)?,
-            Step::InPlace => c.sub_inplace(&cur, &g)?,
-            Step::New => c.sub(&cur, &g)?,
-        };
-        src.set_grad(Some(new));
-        Ok(())
+        self.update(src, |c, step, cur| match step {
+            Step::Set => c.neg(&contiguous_1(c, &g)?),
+            Step::InPlace => c.sub_inplace(&cur, &g),
+            Step::New => c.sub(&cur, &g),
+        })
     }
 
     /// src.grad += g for a scalar g, broadcast to every element (SUM's rule).
     pub fn add_scalar(&mut self, src: &Tensor, g: Tensor) -> Result<()> {
-        let Some(cur) = src.grad() else { return Ok(()) };
-        let c = self.ctx;
-        let new = match self.step(src) {
-            Step::Set => c.repeat(&g, src)?,
-            Step::InPlace => c.add1_inplace(&cur, &g)?,
-            Step::New => c.add1(&contiguous(c, &cur)?, &g)?,
-        };
-        src.set_grad(Some(new));
-        Ok(())
+        self.update(src, |c, step, cur| match step {
+            Step::Set => c.repeat(&g, src),
+            Step::InPlace => c.add1_inplace(&cur, &g),
+            Step::New => c.add1(&contiguous(c, &cur)?, &g),
+        })
     }
 
     /// The window of src.grad at `offset` with strides nb1..nb3 (bytes, src's layout) += g
     /// (VIEW's rule). An untouched placeholder becomes zeros first, made without reading
     /// its memory (ggml scales the placeholder by 0, which keeps NaNs left in it).
     pub fn add_window(&mut self, src: &Tensor, g: Tensor, nb: [usize; 3], offset: usize) -> Result<()> {
-        let Some(cur) = src.grad() else { return Ok(()) };
-        let c = self.ctx;
         let [nb1, nb2, nb3] = nb;
-        let new = match self.step(src) {
-            Step::Set => c.acc(&zeros(c, src.ne(), &g)?, &g, nb1, nb2, nb3, offset, false)?,
-            Step::InPlace => c.acc(&cur, &g, nb1, nb2, nb3, offset, true)?,
-            Step::New => c.acc(&contiguous(c, &cur)?, &g, nb1, nb2, nb3, offset, false)?,
-        };
-        src.set_grad(Some(new));
-        Ok(())
+        self.update(src, |c, step, cur| {
+            let (base, inplace) = match step {
+                Step::Set => (zeros(c, src.ne(), &g)?, false),
+                Step::InPlace => (cur, true),
+                Step::New => (contiguous(c, &cur)?, false),
+            };
+            c.acc(&base, &g, nb1, nb2, nb3, offset, inplace)
+        })
     }
 }
 

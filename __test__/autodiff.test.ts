@@ -2,7 +2,7 @@
 // graph reset, accumulation, the AdamW step, and the errors wrong use gets.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { weft, randomFloats, throwsWith } from './helpers.ts'
+import { weft, backendNames, randomFloats, throwsWith } from './helpers.ts'
 import type { Backend, Context as ContextT, Graph, Tensor } from '../index.js'
 
 const { Context } = weft
@@ -97,6 +97,29 @@ test('reset: loss gradient 1, every other gradient 0', async () => {
   assert.deepEqual(Array.from(s.w.grad!.toFloat32()), DW)
 })
 
+test('reset works on every backend\'s buffers', async () => {
+  for (const name of backendNames()) {
+    const s = small(true)
+    const backend = weft.Backend.init(name)
+    backend.allocCtxTensors(s.ctx)
+    s.ctx.tensors().forEach((t, i) => {
+      if (!t.isView() && t.type === 'f32') t.fromFloat32(randomFloats(t.nelements, i + 7))
+    })
+    s.gb.reset()
+    for (const n of s.gb.nodes()) {
+      const want = n.equals(s.loss) ? 1 : 0
+      if (n.grad) assert.ok(n.grad.toFloat32().every((v) => v === want), `${name}: gradient of ${n.name}`)
+    }
+    // Where the backend has every kernel, the gradients come out as on the CPU.
+    if (s.gb.nodes().every((n) => backend.supportsOp(n))) {
+      s.w.fromFloat32(W)
+      s.x.fromFloat32(X)
+      await backend.compute(s.gb)
+      assert.deepEqual(Array.from(s.w.grad!.toFloat32()), DW, name)
+    }
+  }
+})
+
 test('accumulate: gradients add up over computes until reset', async () => {
   const s = small(true)
   const cpu = ready(s)
@@ -124,6 +147,25 @@ test('buildOptAdamw: one step moves every parameter by alpha against its gradien
     assert.ok(want.every((v, i) => Math.abs(got[i]! - v) < 1e-6), `${Array.from(got)} != ${want}`)
   close(s.w.toFloat32(), moved)
   close(s.x.toFloat32(), [1 + 0.5, -1 + 0.5])
+})
+
+test('the backward nodes may go into the forward graph itself', async () => {
+  const ctx = new Context({ memSize: 1 << 20, noAlloc: true })
+  const a = ctx.newTensor1d('f32', 2)
+  a.setParam()
+  const loss = ctx.sum(ctx.sqr(a))
+  loss.setLoss()
+  const g = ctx.newGraphCustom(64, true)
+  g.buildForwardExpand(loss)
+  const n = g.nNodes
+  ctx.buildBackwardExpand(g, g, false)
+  assert.ok(g.nNodes > n)
+  const cpu = weft.Backend.init('CPU')
+  cpu.allocCtxTensors(ctx)
+  a.fromFloat32(new Float32Array([3, -1]))
+  g.reset()
+  await cpu.compute(g)
+  assert.deepEqual(Array.from(a.grad!.toFloat32()), [6, -2])
 })
 
 test('graphDup and cpy keep the grads setting', () => {

@@ -8,6 +8,8 @@ mod common;
 mod elementwise;
 #[path = "backward/fd.rs"]
 mod fd;
+#[path = "backward/foreign_buffer.rs"]
+mod foreign_buffer;
 #[path = "backward/layout.rs"]
 mod layout;
 #[path = "backward/nn.rs"]

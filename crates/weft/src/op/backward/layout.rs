@@ -5,7 +5,7 @@ use super::table::{contiguous, src, wants, zeros, Grads};
 use crate::context::Context;
 use crate::tensor::{contiguous_strides, Tensor};
 use crate::types::Type;
-use crate::{Error, Result};
+use crate::{ensure, Error, Result};
 
 /// CPY, CONT, RESHAPE: the elements keep their logical order, so dy reshaped to the source's
 /// shape (and cast back to its type, for CPY between types) is its gradient.
@@ -118,6 +118,7 @@ pub(super) fn concat(g: &mut Grads, node: &Tensor, dy: &Tensor, dim: i32) -> Res
     if wa.is_none() && wb.is_none() {
         return Ok(());
     }
+    ensure!((0..4).contains(&dim), "buildBackwardExpand: CONCAT '{}' has dim={dim}", node.label());
     let c = g.ctx;
     let dyc = contiguous(c, dy)?;
     let nb = dyc.nb();

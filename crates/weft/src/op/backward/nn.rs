@@ -7,7 +7,7 @@ use super::table::{contiguous, packed, src, unbroadcast_blocks, wants, Grads};
 use crate::context::Context;
 use crate::op::{Im2colParams, Pool2dParams, RopeParams};
 use crate::tensor::Tensor;
-use crate::{Error, Result};
+use crate::{ensure, Error, Result};
 
 /// A source that has a gradient the op cannot pass on (ggml asserts these away).
 fn refuse_src(node: &Tensor, i: usize, what: &str) -> Result<()> {
@@ -92,6 +92,7 @@ pub(super) fn group_norm(g: &mut Grads, node: &Tensor, dy: &Tensor, n_groups: i3
     if a.is_empty() {
         return g.add(&a, dy.clone());
     }
+    ensure!(n_groups > 0, "buildBackwardExpand: GROUP_NORM '{}' has nGroups={n_groups}", node.label());
     let c = g.ctx;
     let ne = a.ne();
     let (plane, channels) = (ne[0] * ne[1], ne[2]);

@@ -120,8 +120,25 @@ export declare class Context {
   viewTensor(a: Tensor): Tensor
   /** ggml_new_graph: room for 2048 nodes. */
   newGraph(): Graph
-  /** ggml_new_graph_custom. */
+  /**
+   * ggml_new_graph_custom. `grads` makes a graph that can take part in autodiff
+   * (buildBackwardExpand's forward graph, reset()).
+   */
   newGraphCustom(size: number, grads?: boolean | undefined | null): Graph
+  /** ggml_graph_dup: a new graph (same size, same grads setting) with g's nodes and leafs. */
+  graphDup(g: Graph): Graph
+  /**
+   * ggml_build_backward_expand: give every node of `gf` that depends on a parameter
+   * (setParam) a gradient (`tensor.grad`) and expand `gb` (start it as
+   * ctx.graphDup(gf)) with the nodes computing the parameters' gradients. With
+   * `accumulate`, parameter gradients add up over computes until gb.reset().
+   */
+  buildBackwardExpand(gf: Graph, gb: Graph, accumulate?: boolean | undefined | null): void
+  /**
+   * ggml_build_opt_adamw: expand `gb` with an AdamW step for every parameter of `gf`
+   * (after buildBackwardExpand). Computing gb then updates the parameters in place.
+   */
+  buildOptAdamw(gf: Graph, gb: Graph, options: AdamwOptions): void
   /** r" ggml_add: a + b, b broadcast over a. */
   add(a: Tensor, b: Tensor): Tensor
   /** r" ggml_add: a + b, b broadcast over a. */
@@ -475,6 +492,13 @@ export declare class Graph {
   cpy(dst: Graph): void
   /** ggml_graph_get_tensor: a node or leaf by name. */
   getTensor(name: string): Tensor | null
+  /**
+   * ggml_graph_reset: the loss's gradient becomes 1, every other node's gradient 0, and
+   * AdamW steps start over. The gradients must be allocated (allocCtxTensors).
+   */
+  reset(): void
+  /** Whether the graph was made with grads (newGraphCustom(size, true)). */
+  get hasGrads(): boolean
   /** ggml_graph_clear. */
   clear(): void
   dispose(): void
@@ -547,9 +571,15 @@ export declare class Tensor {
   setOutput(): void
   /** ggml_set_param: a trainable parameter. */
   setParam(): void
-  /** ggml_set_loss: the scalar f32 a backward pass starts from. */
+  /**
+   * ggml_set_loss: the scalar f32 a backward pass starts from (graph reset sets its
+   * gradient to 1).
+   */
   setLoss(): void
-  /** The gradient tensor of this tensor in a backward graph, or null. */
+  /**
+   * The gradient of this tensor (ggml's t->grad), or null: ctx.buildBackwardExpand gives
+   * one to every parameter and every node that depends on one.
+   */
   get grad(): Tensor | null
   /** Whether a buffer holds this tensor's data (allocCtxTensors / a graph allocator). */
   get isAllocated(): boolean

@@ -2,7 +2,7 @@
 // wrong input gets (message names the op and the condition; nothing crashes).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { weft } from './helpers.ts'
+import { weft, throwsWith } from './helpers.ts'
 import type { GgmlType } from '../index.js'
 
 const { Context } = weft
@@ -77,15 +77,6 @@ test('graphs order nodes sources first and name them like ggml', () => {
   assert.equal(g.size, 2048)
   assert.equal(g.view(1, 3).nNodes, 2)
 })
-
-function throwsWith(f: () => unknown, code: string, ...parts: string[]): void {
-  assert.throws(f, (e: any) => {
-    assert.ok(e instanceof Error, 'an Error')
-    assert.equal((e as { code?: string }).code, code, e.message)
-    for (const p of parts) assert.ok(e.message.includes(p), `"${e.message}" should mention "${p}"`)
-    return true
-  })
-}
 
 test('wrong shapes and types are Errors naming the op and the condition', () => {
   const ctx = new Context({ memSize: 1 << 20, noAlloc: true })

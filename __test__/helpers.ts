@@ -1,5 +1,6 @@
 // Shared helpers of the JS tests.
 import { createRequire } from 'node:module'
+import assert from 'node:assert/strict'
 import type * as Weft from '../index.js'
 
 const require = createRequire(import.meta.url)
@@ -18,6 +19,16 @@ export function randomFloats(n: number, seed: number): Float32Array {
     out[i] = (s / 4294967296) * 2 - 1
   }
   return out
+}
+
+/** `f` throws an Error with this `code` whose message mentions every one of `parts`. */
+export function throwsWith(f: () => unknown, code: string, ...parts: string[]): void {
+  assert.throws(f, (e: any) => {
+    assert.ok(e instanceof Error, 'an Error')
+    assert.equal((e as { code?: string }).code, code, e.message)
+    for (const p of parts) assert.ok(e.message.includes(p), `"${e.message}" should mention "${p}"`)
+    return true
+  })
 }
 
 export function assertClose(got: ArrayLike<number>, want: ArrayLike<number>, tol: number, what = ''): void {

@@ -187,11 +187,48 @@ impl Context {
     pub fn new_graph(&self) -> Result<Graph> {
         self.ctx()?.new_graph().js().map(Graph::wrap)
     }
-    /// ggml_new_graph_custom.
+    /// ggml_new_graph_custom. `grads` makes a graph that can take part in autodiff
+    /// (buildBackwardExpand's forward graph, reset()).
     #[napi(catch_unwind)]
     pub fn new_graph_custom(&self, size: i64, grads: Option<bool>) -> Result<Graph> {
         let size = to_usize("newGraphCustom: size", size)?;
         self.ctx()?.new_graph_custom(size, grads.unwrap_or(false)).js().map(Graph::wrap)
+    }
+
+    /// ggml_graph_dup: a new graph (same size, same grads setting) with g's nodes and leafs.
+    #[napi(catch_unwind)]
+    pub fn graph_dup(&self, g: &Graph) -> Result<Graph> {
+        self.ctx()?.graph_dup(&g.snapshot()?).js().map(Graph::wrap)
+    }
+
+    // ---- autodiff ----
+
+    /// ggml_build_backward_expand: give every node of `gf` that depends on a parameter
+    /// (setParam) a gradient (`tensor.grad`) and expand `gb` (start it as
+    /// ctx.graphDup(gf)) with the nodes computing the parameters' gradients. With
+    /// `accumulate`, parameter gradients add up over computes until gb.reset().
+    #[napi(catch_unwind)]
+    pub fn build_backward_expand(&self, gf: &Graph, gb: &Graph, accumulate: Option<bool>) -> Result<()> {
+        // A snapshot of gf, so gf and gb may be the same graph.
+        let forward = gf.snapshot()?;
+        let mut backward = gb.lock()?;
+        self.ctx()?.build_backward_expand(&forward, &mut backward, accumulate.unwrap_or(false)).js()
+    }
+
+    /// ggml_build_opt_adamw: expand `gb` with an AdamW step for every parameter of `gf`
+    /// (after buildBackwardExpand). Computing gb then updates the parameters in place.
+    #[napi(catch_unwind)]
+    pub fn build_opt_adamw(&self, gf: &Graph, gb: &Graph, options: AdamwOptions) -> Result<()> {
+        let forward = gf.snapshot()?;
+        let mut backward = gb.lock()?;
+        let p = weft::op::AdamwParams {
+            alpha: options.alpha as f32,
+            beta1: options.beta1 as f32,
+            beta2: options.beta2 as f32,
+            eps: options.eps as f32,
+            wd: options.wd as f32,
+        };
+        self.ctx()?.build_opt_adamw(&forward, &mut backward, p).js()
     }
 }
 

@@ -93,6 +93,19 @@ impl Graph {
         Ok(self.lock()?.get_tensor(&name).cloned().map(Tensor::wrap))
     }
 
+    /// ggml_graph_reset: the loss's gradient becomes 1, every other node's gradient 0, and
+    /// AdamW steps start over. The gradients must be allocated (allocCtxTensors).
+    #[napi(catch_unwind)]
+    pub fn reset(&self) -> Result<()> {
+        self.lock()?.reset().js()
+    }
+
+    /// Whether the graph was made with grads (newGraphCustom(size, true)).
+    #[napi(catch_unwind, getter)]
+    pub fn has_grads(&self) -> Result<bool> {
+        Ok(self.lock()?.has_grads())
+    }
+
     /// ggml_graph_clear.
     #[napi(catch_unwind)]
     pub fn clear(&self) -> Result<()> {

@@ -225,27 +225,19 @@ impl Tensor {
     /// ggml_set_param: a trainable parameter.
     #[napi(catch_unwind)]
     pub fn set_param(&self) -> Result<()> {
-        self.get()?.set_flags(flags::PARAM);
+        self.get()?.set_param();
         Ok(())
     }
 
-    /// ggml_set_loss: the scalar f32 a backward pass starts from.
+    /// ggml_set_loss: the scalar f32 a backward pass starts from (graph reset sets its
+    /// gradient to 1).
     #[napi(catch_unwind)]
     pub fn set_loss(&self) -> Result<()> {
-        let t = self.get()?;
-        if !t.is_scalar() || t.ty() != weft::Type::F32 {
-            return Err(crate::error::invalid(format!(
-                "setLoss: tensor '{}' must be a scalar f32, is {} {:?}",
-                t.label(),
-                t.ty(),
-                t.ne()
-            )));
-        }
-        t.set_flags(flags::LOSS);
-        Ok(())
+        self.get()?.set_loss().js()
     }
 
-    /// The gradient tensor of this tensor in a backward graph, or null.
+    /// The gradient of this tensor (ggml's t->grad), or null: ctx.buildBackwardExpand gives
+    /// one to every parameter and every node that depends on one.
     #[napi(catch_unwind, getter)]
     pub fn grad(&self) -> Result<Option<Tensor>> {
         Ok(self.get()?.grad().map(Tensor::wrap))

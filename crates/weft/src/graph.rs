@@ -65,6 +65,14 @@ impl Context {
         self.alloc_graph_object(graph_nbytes(size, grads))?;
         Ok(Graph::with_size(size, grads))
     }
+
+    /// ggml_graph_dup: a new graph of `g`'s size and grads setting holding `g`'s nodes and
+    /// leafs (a backward graph usually starts as one, so graph_reset finds the loss).
+    pub fn graph_dup(&self, g: &Graph) -> Result<Graph> {
+        let mut out = self.new_graph_custom(g.size(), g.has_grads())?;
+        g.copy_into(&mut out)?;
+        Ok(out)
+    }
 }
 
 impl Graph {

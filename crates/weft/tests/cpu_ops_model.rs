@@ -93,20 +93,6 @@ fn numeric_grad(ctx: &Context, x: &Tensor, out: &Tensor, x0: &[f32], g: &[f32], 
 // ---------------------------------------------------------------------------------------
 // ROPE / ROPE_BACK
 
-fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
-    RopeParams {
-        n_dims,
-        mode,
-        n_ctx_orig: 0,
-        freq_base: 10000.0,
-        freq_scale: 1.0,
-        ext_factor: 0.0,
-        attn_factor: 1.0,
-        beta_fast: 32.0,
-        beta_slow: 1.0,
-    }
-}
-
 #[test]
 fn rope_by_hand_at_position_one() {
     // x = [1, 2, 3, 4], position 1, n_dims 4, base 10000: theta_scale = 10000^(-2/4) = 0.01,

@@ -5,6 +5,7 @@
 //!
 //! Constructors (shape rules, checks, params) are `Context` methods in the `build_*` files.
 
+mod backward;
 mod build_basic;
 mod build_conv;
 mod build_layout;
@@ -12,6 +13,7 @@ mod build_nn;
 mod build_reduce;
 mod params;
 
+pub use backward::AdamwParams;
 pub use params::*;
 
 macro_rules! define_ops {

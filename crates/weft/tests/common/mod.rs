@@ -3,6 +3,7 @@
 
 use weft::backend::cpu::CpuBackend;
 use weft::backend::{tensor_get, tensor_set, Backend};
+use weft::op::RopeParams;
 use weft::types::convert::{from_f32, to_f32};
 use weft::{Context, ContextParams, Graph, Tensor};
 
@@ -46,5 +47,20 @@ pub fn assert_close(got: &[f32], want: &[f32], tol: f32) {
     assert_eq!(got.len(), want.len(), "length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         assert!((g - w).abs() <= tol * (1.0 + w.abs()), "element {i}: got {g}, want {w}");
+    }
+}
+
+/// ROPE params with ggml_rope's defaults (no YaRN: ext_factor 0, attn_factor 1).
+pub fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
+    RopeParams {
+        n_dims,
+        mode,
+        n_ctx_orig: 0,
+        freq_base: 10000.0,
+        freq_scale: 1.0,
+        ext_factor: 0.0,
+        attn_factor: 1.0,
+        beta_fast: 32.0,
+        beta_slow: 1.0,
     }
 }

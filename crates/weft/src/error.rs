@@ -97,7 +97,8 @@ impl From<std::io::Error> for Error {
 #[macro_export]
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
-        if !($cond) {
+        let holds: bool = $cond;
+        if !holds {
             return Err($crate::Error::invalid(format!($($fmt)+)));
         }
     };

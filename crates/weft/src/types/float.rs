@@ -43,7 +43,7 @@ mod tests {
         for _ in 0..200_000 {
             let x = f32::from_bits(bits);
             assert_eq!(f32_to_bf16(x), ggml_bf16(x), "bits {bits:#x}");
-            bits = bits.wrapping_add(21_474_7);
+            bits = bits.wrapping_add(214_747);
         }
         for b in [0x3f80_8000u32, 0x3f81_8000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0001, 0x0000_8000] {
             let x = f32::from_bits(b);

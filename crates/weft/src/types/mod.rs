@@ -1,6 +1,7 @@
 //! ggml's type table: every tensor element type, with ggml's ids, names, block sizes and
 //! type sizes, plus the scalar conversions every backend shares.
 
+pub mod convert;
 mod float;
 pub mod quant;
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};

@@ -1,0 +1,212 @@
+//! The CPU backend: host buffers, one device, and a backend that computes graph nodes in
+//! order, each node's work split across a rayon pool (rows first, like ggml).
+
+mod buffer;
+mod dispatch;
+mod kernel;
+mod ops;
+mod tdata;
+
+use std::any::Any;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use buffer::{CpuBuffer, CpuBufferType};
+pub use kernel::Cx;
+pub use tdata::TData;
+
+use super::{Backend, BufferType, Device, DeviceType, Registry};
+use crate::graph::Graph;
+use crate::tensor::Tensor;
+use crate::{Error, Result};
+
+pub struct CpuDevice;
+
+impl CpuDevice {
+    pub fn get() -> Arc<CpuDevice> {
+        static DEV: OnceLock<Arc<CpuDevice>> = OnceLock::new();
+        DEV.get_or_init(|| Arc::new(CpuDevice)).clone()
+    }
+}
+
+fn cpu_description() -> String {
+    // /proc/cpuinfo's model name where there is one; the architecture otherwise.
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn host_memory() -> (usize, usize) {
+    // MemAvailable / MemTotal from /proc/meminfo; zeros where the platform has none.
+    let read = |key: &str| -> Option<usize> {
+        let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = s.lines().find(|l| l.starts_with(key))?;
+        let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    };
+    (read("MemAvailable:").unwrap_or(0), read("MemTotal:").unwrap_or(0))
+}
+
+impl Device for CpuDevice {
+    fn name(&self) -> String {
+        "CPU".into()
+    }
+    fn description(&self) -> String {
+        cpu_description()
+    }
+    fn memory(&self) -> (usize, usize) {
+        host_memory()
+    }
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Cpu
+    }
+    fn init_backend(&self, params: &str) -> Result<Arc<dyn Backend>> {
+        let backend = CpuBackend::new(default_threads())?;
+        // "n_threads=4" (ggml-style key=value pairs separated by ',' or ';').
+        for kv in params.split([',', ';']).map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| Error::invalid(format!("CPU: bad parameter '{kv}', expected key=value")))?;
+            backend.set_option(k.trim(), v.trim())?;
+        }
+        Ok(Arc::new(backend))
+    }
+    fn buffer_type(&self) -> Arc<dyn BufferType> {
+        CpuBufferType::get()
+    }
+    fn supports_op(&self, op: &Tensor) -> bool {
+        dispatch::supports(op)
+    }
+    fn supports_buft(&self, buft: &dyn BufferType) -> bool {
+        buft.is_host()
+    }
+    fn properties(&self) -> Vec<(String, String)> {
+        vec![("threads".into(), default_threads().to_string())]
+    }
+}
+
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+pub struct CpuBackend {
+    pool: Mutex<(usize, Arc<rayon::ThreadPool>)>,
+}
+
+impl CpuBackend {
+    pub fn new(n_threads: usize) -> Result<CpuBackend> {
+        Ok(CpuBackend { pool: Mutex::new((n_threads, Arc::new(make_pool(n_threads)?))) })
+    }
+
+    pub fn n_threads(&self) -> usize {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// ggml_backend_cpu_set_n_threads.
+    pub fn set_n_threads(&self, n: usize) -> Result<()> {
+        if n == 0 || n > 512 {
+            return Err(Error::invalid(format!("CPU: nThreads={n} must be in 1..=512")));
+        }
+        let pool = Arc::new(make_pool(n)?);
+        *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = (n, pool);
+        Ok(())
+    }
+
+    fn pool(&self) -> Arc<rayon::ThreadPool> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
+    }
+
+    /// Compute one node (no checks of support; graph_compute does those).
+    pub fn compute_node(&self, node: &Tensor) -> Result<()> {
+        let pool = self.pool();
+        let cx = Cx::new(&pool);
+        dispatch::compute(node, &cx)
+    }
+}
+
+fn make_pool(n: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("weft-cpu-{i}"))
+        .build()
+        .map_err(|e| Error::backend(format!("CPU: cannot start {n} threads: {e}")))
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        "CPU".into()
+    }
+    fn device(&self) -> Arc<dyn Device> {
+        CpuDevice::get()
+    }
+    fn graph_compute(&self, graph: &Graph) -> Result<()> {
+        let pool = self.pool();
+        let cx = Cx::new(&pool);
+        for node in graph.nodes() {
+            if node.is_empty() || node.op().kind().is_view() || node.op().kind() == crate::op::OpKind::None {
+                continue;
+            }
+            check_host(node)?;
+            if !dispatch::supports(node) {
+                return Err(super::unsupported("CPU", node));
+            }
+            dispatch::compute(node, &cx)?;
+        }
+        Ok(())
+    }
+    fn set_option(&self, key: &str, value: &str) -> Result<()> {
+        match key {
+            "n_threads" | "nThreads" | "threads" => {
+                let n: usize =
+                    value.parse().map_err(|_| Error::invalid(format!("CPU: n_threads='{value}' is not a number")))?;
+                self.set_n_threads(n)
+            }
+            _ => Err(Error::invalid(format!("CPU: unknown option '{key}' (known: n_threads)"))),
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Every tensor a CPU kernel touches must live in host memory.
+fn check_host(node: &Tensor) -> Result<()> {
+    for t in std::iter::once(node).chain(node.srcs().iter().flatten()) {
+        match t.storage() {
+            Some(s) if s.buffer.is_host() => {}
+            Some(s) => {
+                return Err(Error::invalid(format!(
+                    "CPU: tensor '{}' of node '{}' lives in buffer '{}', which is not host memory",
+                    t.label(),
+                    node.label(),
+                    s.buffer.name()
+                )))
+            }
+            None => {
+                return Err(Error::invalid(format!(
+                    "CPU: tensor '{}' of node '{}' is not allocated",
+                    t.label(),
+                    node.label()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The CPU backend's registry: one device.
+pub struct CpuRegistry;
+
+impl Registry for CpuRegistry {
+    fn name(&self) -> String {
+        "CPU".into()
+    }
+    fn devices(&self) -> Vec<Arc<dyn Device>> {
+        vec![CpuDevice::get()]
+    }
+}

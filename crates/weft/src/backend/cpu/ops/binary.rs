@@ -1,0 +1,84 @@
+//! ADD, SUB, MUL, DIV with ggml's broadcasting: src1 repeats over src0 in every dim
+//! (row-wise: a src1 row shorter than src0's repeats along the row). Computed in f32.
+
+use super::{is_float, src};
+use crate::backend::cpu::kernel::{Cx, Kernel};
+use crate::backend::cpu::tdata::TData;
+use crate::op::Op;
+use crate::tensor::Tensor;
+use crate::types::Type;
+use crate::Result;
+
+pub const KERNEL: Kernel = Kernel { supports, run };
+
+fn supports(node: &Tensor) -> bool {
+    let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
+        return false;
+    };
+    is_float(a.ty()) && is_float(b.ty()) && is_float(node.ty())
+}
+
+#[inline]
+fn apply(op: Op, x: f32, y: f32) -> f32 {
+    match op {
+        Op::Add => x + y,
+        Op::Sub => x - y,
+        Op::Mul => x * y,
+        _ => x / y,
+    }
+}
+
+fn run(node: &Tensor, cx: &Cx) -> Result<()> {
+    let op = node.op();
+    let a = src(node, 0)?;
+    let b = src(node, 1)?;
+    let d = TData::of(node)?;
+    let n0 = d.n(0);
+    let nb0 = b.n(0);
+    let fast = a.ty == Type::F32
+        && b.ty == Type::F32
+        && d.ty == Type::F32
+        && a.rows_packed()
+        && b.rows_packed()
+        && d.rows_packed();
+    cx.par_ranges(d.nrows(), (8192 / n0.max(1)).max(1), |rows| {
+        let (mut xa, mut xb, mut out) = (vec![0f32; n0], vec![0f32; nb0], vec![0f32; n0]);
+        for ir in rows {
+            let (i1, i2, i3) = d.row_coords(ir);
+            let (j1, j2, j3) = (i1 % b.n(1), i2 % b.n(2), i3 % b.n(3));
+            // SAFETY: (i1,i2,i3) is inside a and dst (same shape); (j1,j2,j3) inside b.
+            unsafe {
+                if fast {
+                    let pa = a.row_ptr(i1, i2, i3) as *const f32;
+                    let pb = b.row_ptr(j1, j2, j3) as *const f32;
+                    combine(op, pa, pb, nb0, d.row_ptr(i1, i2, i3) as *mut f32, n0);
+                } else {
+                    a.load_row(i1, i2, i3, &mut xa);
+                    b.load_row(j1, j2, j3, &mut xb);
+                    combine(op, xa.as_ptr(), xb.as_ptr(), nb0, out.as_mut_ptr(), n0);
+                    d.store_row(i1, i2, i3, &out);
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// out[i] = x[i] op y[i % ny] for i < n. Raw pointers, because `out` may be the same
+/// memory as `x` (in-place ops) or even `y`: each element is read before it is written.
+///
+/// # Safety
+/// x and out valid for n floats, y for ny floats.
+unsafe fn combine(op: Op, x: *const f32, y: *const f32, ny: usize, out: *mut f32, n: usize) {
+    if ny == 0 {
+        return;
+    }
+    let mut i = 0;
+    while i < n {
+        let len = ny.min(n - i);
+        for k in 0..len {
+            *out.add(i + k) = apply(op, *x.add(i + k), *y.add(k));
+        }
+        i += len;
+    }
+}

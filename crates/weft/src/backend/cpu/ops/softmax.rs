@@ -1,0 +1,76 @@
+//! SOFT_MAX: softmax(x*scale + mask*slope) along rows. The mask (f32 or f16) is one
+//! matrix broadcast over rows (row i uses mask row i % ne01); ALiBi slopes per head
+//! (dim 2) when max_bias > 0. Exponentials are summed in f64, as ggml does.
+
+use super::src;
+use crate::backend::cpu::kernel::{Cx, Kernel};
+use crate::backend::cpu::tdata::TData;
+use crate::op::Op;
+use crate::tensor::Tensor;
+use crate::types::Type;
+use crate::Result;
+
+pub const KERNEL: Kernel = Kernel { supports, run };
+
+fn supports(node: &Tensor) -> bool {
+    let a_ok = node.src(0).is_some_and(|s| s.ty() == Type::F32);
+    let mask_ok = node.src(1).is_none_or(|m| matches!(m.ty(), Type::F32 | Type::F16));
+    a_ok && mask_ok && node.ty() == Type::F32
+}
+
+/// ALiBi slope of head h (ggml_compute_forward_soft_max_f32).
+pub fn alibi_slope(max_bias: f32, n_head: u32, h: u32) -> f32 {
+    if max_bias <= 0.0 {
+        return 1.0;
+    }
+    let n_head_log2 = 1u32 << (n_head as f64).log2().floor() as u32;
+    let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
+    let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
+    if h < n_head_log2 {
+        m0.powi(h as i32 + 1)
+    } else {
+        m1.powi(2 * (h - n_head_log2) as i32 + 1)
+    }
+}
+
+fn run(node: &Tensor, cx: &Cx) -> Result<()> {
+    let Op::SoftMax { scale, max_bias } = node.op() else {
+        return Ok(());
+    };
+    let s = src(node, 0)?;
+    let mask = node.src(1).map(TData::of).transpose()?;
+    let d = TData::of(node)?;
+    let (n0, n1, n2) = (s.n(0), s.n(1), s.n(2));
+    cx.par_ranges(s.nrows(), (2048 / n0.max(1)).max(1), |rows| {
+        let (mut w, mut m) = (vec![0f32; n0], vec![0f32; n0]);
+        for ir in rows {
+            let (i1, i2, i3) = s.row_coords(ir);
+            let slope = alibi_slope(max_bias, n2 as u32, ((ir / n1) % n2) as u32);
+            // SAFETY: src/dst rows inside their shapes; mask rows are taken modulo the
+            // src's ne[1], which the constructor checked the mask has at least.
+            unsafe {
+                s.load_row(i1, i2, i3, &mut w);
+                w.iter_mut().for_each(|v| *v *= scale);
+                if let Some(mk) = &mask {
+                    mk.load_row(ir % n1, 0, 0, &mut m);
+                    w.iter_mut().zip(&m).for_each(|(v, &mv)| *v += slope * mv);
+                }
+                softmax_row(&mut w);
+                d.store_row(i1, i2, i3, &w);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// exp(x - max) / sum, in place; the sum in f64.
+pub fn softmax_row(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f64;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v as f64;
+    }
+    let inv = (1.0 / sum) as f32;
+    x.iter_mut().for_each(|v| *v *= inv);
+}

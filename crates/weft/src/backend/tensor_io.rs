@@ -1,0 +1,219 @@
+//! Reading and writing tensor bytes through whatever buffer holds them
+//! (ggml_backend_tensor_set / get / memset / copy), with bounds checks and a refusal to
+//! touch memory a running compute is using.
+
+use std::sync::Arc;
+
+use super::Buffer;
+use crate::graph::Graph;
+use crate::tensor::{Storage, Tensor};
+use crate::{Error, Result};
+
+fn storage_for(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
+    let s = storage_unguarded(what, t, offset, len)?;
+    if s.buffer.state().in_use() {
+        return Err(Error::busy(format!(
+            "{what}: tensor '{}' is in use by a running compute; await it first",
+            t.label()
+        )));
+    }
+    Ok(s)
+}
+
+/// Bounds-checked storage of a tensor, for engine code that runs inside a compute.
+fn storage_unguarded(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
+    let s = t
+        .storage()
+        .ok_or_else(|| Error::invalid(format!("{what}: tensor '{}' is not allocated in any buffer", t.label())))?;
+    let nbytes = t.nbytes();
+    if offset.checked_add(len).is_none_or(|e| e > nbytes) {
+        return Err(Error::invalid(format!(
+            "{what}: bytes {offset}..{} are outside tensor '{}' ({nbytes} bytes)",
+            offset.saturating_add(len),
+            t.label()
+        )));
+    }
+    Ok(s)
+}
+
+/// Write raw bytes into a tensor at a byte offset.
+pub fn tensor_set(t: &Tensor, data: &[u8], offset: usize) -> Result<()> {
+    let s = storage_for("tensorSet", t, offset, data.len())?;
+    s.buffer.write(s.offset + offset, data)
+}
+
+/// Read raw bytes from a tensor at a byte offset.
+pub fn tensor_get(t: &Tensor, out: &mut [u8], offset: usize) -> Result<()> {
+    let s = storage_for("tensorGet", t, offset, out.len())?;
+    s.buffer.read(s.offset + offset, out)
+}
+
+/// Fill `size` bytes of a tensor with `value`.
+pub fn tensor_memset(t: &Tensor, value: u8, offset: usize, size: usize) -> Result<()> {
+    let s = storage_for("tensorMemset", t, offset, size)?;
+    s.buffer.fill(s.offset + offset, value, size)
+}
+
+/// Read a tensor's bytes from code that runs inside a compute which already holds the
+/// graph's buffers (compare_graph_backend callbacks): no busy check.
+pub fn tensor_get_in_compute(t: &Tensor, out: &mut [u8], offset: usize) -> Result<()> {
+    let s = storage_unguarded("tensorGet", t, offset, out.len())?;
+    s.buffer.read(s.offset + offset, out)
+}
+
+/// ggml_backend_tensor_copy: copy all bytes of src into dst, which must have the same
+/// layout; buffers on different devices go through host memory.
+pub fn tensor_copy(src: &Tensor, dst: &Tensor) -> Result<()> {
+    let n = src.nbytes().min(dst.nbytes());
+    storage_for("tensorCopy", src, 0, n)?;
+    storage_for("tensorCopy", dst, 0, n)?;
+    tensor_copy_internal(src, dst)
+}
+
+/// tensor_copy for engine code running inside a compute (no busy check).
+pub(crate) fn tensor_copy_internal(src: &Tensor, dst: &Tensor) -> Result<()> {
+    if src.ty() != dst.ty() || src.ne() != dst.ne() || src.nb() != dst.nb() {
+        return Err(Error::invalid(format!(
+            "tensorCopy: '{}' and '{}' must have the same type, shape and strides",
+            src.label(),
+            dst.label()
+        )));
+    }
+    let n = src.nbytes();
+    let s = storage_unguarded("tensorCopy", src, 0, n)?;
+    let d = storage_unguarded("tensorCopy", dst, 0, n)?;
+    if n == 0 {
+        return Ok(());
+    }
+    if d.buffer.copy_from(s.buffer.as_ref(), s.offset, d.offset, n)? {
+        return Ok(());
+    }
+    let mut tmp = vec![0u8; n];
+    s.buffer.read(s.offset, &mut tmp)?;
+    d.buffer.write(d.offset, &tmp)
+}
+
+/// Marks every buffer a graph touches as in use for the guard's lifetime, so JS cannot
+/// write or read them under a running compute.
+pub struct BusyGuard {
+    buffers: Vec<Arc<dyn Buffer>>,
+}
+
+impl BusyGuard {
+    pub fn for_graph(graph: &Graph) -> BusyGuard {
+        let mut buffers: Vec<Arc<dyn Buffer>> = Vec::new();
+        let tensors = graph.nodes().iter().chain(graph.leafs().iter());
+        for t in tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())) {
+            if let Some(s) = t.storage() {
+                if !buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
+                    buffers.push(s.buffer);
+                }
+            }
+        }
+        for b in &buffers {
+            b.state().acquire();
+        }
+        BusyGuard { buffers }
+    }
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        for b in &self.buffers {
+            b.state().release();
+        }
+    }
+}
+
+/// Gather a tensor's elements in logical order (ne0 fastest) from its raw span, following
+/// its strides, converting each row to f32.
+fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
+    let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
+    let n0 = ne[0].max(0) as usize;
+    let mut out = vec![0f32; t.nelements().max(0) as usize];
+    let row_bytes = ty.row_size(n0);
+    let packed = nb[0] == ty.type_size();
+    let mut row_buf = vec![0u8; row_bytes];
+    let mut k = 0;
+    for i3 in 0..ne[3].max(0) as usize {
+        for i2 in 0..ne[2].max(0) as usize {
+            for i1 in 0..ne[1].max(0) as usize {
+                let base = i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+                let row: &[u8] = if packed {
+                    &span[base..base + row_bytes]
+                } else {
+                    // Strided elements (plain types only: blocks are always packed).
+                    let es = ty.type_size();
+                    for i0 in 0..n0 {
+                        row_buf[i0 * es..(i0 + 1) * es].copy_from_slice(&span[base + i0 * nb[0]..base + i0 * nb[0] + es]);
+                    }
+                    &row_buf
+                };
+                crate::types::convert::row_to_f32(ty, row, &mut out[k..k + n0])?;
+                k += n0;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A tensor's elements as f32, in logical order (ggml's test tensor_to_float).
+pub fn tensor_to_f32(t: &Tensor) -> Result<Vec<f32>> {
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut span, 0)?;
+    gather_f32(t, &span)
+}
+
+/// tensor_to_f32 for code running inside a compute that owns the buffers.
+pub fn tensor_to_f32_in_compute(t: &Tensor) -> Result<Vec<f32>> {
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get_in_compute(t, &mut span, 0)?;
+    gather_f32(t, &span)
+}
+
+/// Write f32 values (logical order) into a tensor, converting to its type and following its
+/// strides; elements the tensor's strides skip are left as they were.
+pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
+    let n = t.nelements().max(0) as usize;
+    if values.len() != n {
+        return Err(Error::invalid(format!(
+            "fromFloat32: tensor '{}' has {n} elements, got {} values",
+            t.label(),
+            values.len()
+        )));
+    }
+    let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
+    let n0 = ne[0].max(0) as usize;
+    let row_bytes = ty.row_size(n0);
+    if t.is_contiguous() {
+        let mut bytes = vec![0u8; t.nbytes()];
+        for (r, chunk) in values.chunks(n0.max(1)).enumerate() {
+            crate::types::convert::row_from_f32(ty, chunk, &mut bytes[r * row_bytes..(r + 1) * row_bytes])?;
+        }
+        return tensor_set(t, &bytes, 0);
+    }
+    // Strided: read-modify-write the span so bytes between elements keep their values.
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut span, 0)?;
+    let packed = nb[0] == ty.type_size();
+    let es = ty.type_size();
+    let mut row = vec![0u8; row_bytes];
+    let mut k = 0;
+    for i3 in 0..ne[3].max(0) as usize {
+        for i2 in 0..ne[2].max(0) as usize {
+            for i1 in 0..ne[1].max(0) as usize {
+                let base = i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+                crate::types::convert::row_from_f32(ty, &values[k..k + n0], &mut row)?;
+                if packed {
+                    span[base..base + row_bytes].copy_from_slice(&row);
+                } else {
+                    for i0 in 0..n0 {
+                        span[base + i0 * nb[0]..base + i0 * nb[0] + es].copy_from_slice(&row[i0 * es..(i0 + 1) * es]);
+                    }
+                }
+                k += n0;
+            }
+        }
+    }
+    tensor_set(t, &span, 0)
+}

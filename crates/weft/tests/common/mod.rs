@@ -1,0 +1,50 @@
+//! Helpers shared by the engine's integration tests.
+#![allow(dead_code)]
+
+use weft::backend::cpu::CpuBackend;
+use weft::backend::{tensor_get, tensor_set, Backend};
+use weft::types::convert::{from_f32, to_f32};
+use weft::{Context, ContextParams, Graph, Tensor};
+
+/// A context whose tensors live in its own host memory (no_alloc = false).
+pub fn host_ctx() -> Context {
+    Context::new(ContextParams { mem_size: 64 << 20, no_alloc: false }).unwrap()
+}
+
+pub fn set(t: &Tensor, v: &[f32]) {
+    tensor_set(t, &from_f32(t.ty(), v).unwrap(), 0).unwrap();
+}
+
+pub fn get(t: &Tensor) -> Vec<f32> {
+    let mut b = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut b, 0).unwrap();
+    to_f32(t.ty(), &b).unwrap()
+}
+
+/// Compute `out` (and everything it needs) on a CPU backend with `threads` threads.
+pub fn compute(ctx: &Context, out: &Tensor, threads: usize) -> Graph {
+    let mut g = ctx.new_graph().unwrap();
+    g.build_forward_expand(out).unwrap();
+    CpuBackend::new(threads).unwrap().graph_compute(&g).unwrap();
+    g
+}
+
+/// Deterministic values in [-1, 1).
+pub fn rand_vec(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+pub fn assert_close(got: &[f32], want: &[f32], tol: f32) {
+    assert_eq!(got.len(), want.len(), "length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "element {i}: got {g}, want {w}");
+    }
+}

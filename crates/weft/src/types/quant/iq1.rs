@@ -13,12 +13,11 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::{Half, LeU16};
 use super::grid_iq1s::IQ1S_GRID;
-use super::iq_search::off_grid;
+use super::iq_search::{level_code, off_grid};
 use super::iq_tables::{self, pack_levels, GridTables, Lookup};
 use super::k::BlockQ8K;
 use super::scales::{
-    c_max, imatrix_weights, nearest_int, stable_sort_by_value, sum_squares, GROUP_MAX_EPS_IQ1_M,
-    GROUP_MAX_EPS_IQ1_S,
+    c_max, fma, imatrix_weights, stable_sort_by_value, sum_squares, GROUP_MAX_EPS_IQ1_M, GROUP_MAX_EPS_IQ1_S,
 };
 use super::{check_half, Format};
 use crate::error::{Error, Result};
@@ -63,7 +62,15 @@ fn grid_value(index: usize, j: usize) -> i8 {
 /// with shifted levels `xg`; writes its levels (0..3) to `l`. ggml falls back to scanning the
 /// whole grid when no candidate scores below `f32::MAX`, which only non-finite input can
 /// cause (and where its fallback reads out of bounds); weft reports an error instead.
-fn best_neighbour(t: &GridTables<8>, candidates: &[u16], x: &[f32], weight: &[f32], scale: f32, xg: &[f32; 3], l: &mut [i8]) -> Option<usize> {
+fn best_neighbour(
+    t: &GridTables<8>,
+    candidates: &[u16],
+    x: &[f32],
+    weight: &[f32],
+    scale: f32,
+    xg: &[f32; 3],
+    l: &mut [i8],
+) -> Option<usize> {
     let mut best = f32::MAX;
     let mut index = None;
     for &j in candidates {
@@ -71,8 +78,8 @@ fn best_neighbour(t: &GridTables<8>, candidates: &[u16], x: &[f32], weight: &[f3
         let mut d2 = 0.0f32;
         for i in 0..8 {
             let q = xg[((pg[i] - 1) / 2) as usize];
-            let diff = scale * q - x[i];
-            d2 += weight[i] * diff * diff;
+            let diff = fma(scale, q, -x[i]);
+            d2 = fma(weight[i] * diff, diff, d2);
         }
         if d2 < best {
             best = d2;
@@ -143,15 +150,21 @@ fn snap_groups<const G: usize>(
     Ok((index, all_on_grid))
 }
 
-/// The refit of the scale after snapping: `sumqx / sumq2` of the grid values, if positive.
-fn refit<const G: usize>(index: &[usize; G], x: &[f32], weight: &[f32], xg: impl Fn(usize) -> &'static [f32; 3]) -> Option<f32> {
+/// The refit of the scale after snapping: `sumqx / sumq2` of the grid values, if positive
+/// (a scalar loop in GCC's build: the sums fuse).
+fn refit<const G: usize>(
+    index: &[usize; G],
+    x: &[f32],
+    weight: &[f32],
+    xg: impl Fn(usize) -> &'static [f32; 3],
+) -> Option<f32> {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for (k, &ix) in index.iter().enumerate() {
         for j in 0..8 {
-            let w = weight[8 * k + j];
             let q = xg(k)[(grid_value(ix, j) + 1) as usize];
-            sumqx += w * q * x[8 * k + j];
-            sumq2 += w * q * q;
+            let wq = weight[8 * k + j] * q;
+            sumqx = fma(wq, x[8 * k + j], sumqx);
+            sumq2 = fma(wq, q, sumq2);
         }
     }
     (sumqx > 0.0 && sumq2 > 0.0).then(|| sumqx / sumq2)
@@ -191,7 +204,7 @@ impl Iq1S {
                 let order = sorted_indices(xb);
                 let (mut sumx, mut sumw) = ([0f32; BS + 1], [0f32; BS + 1]);
                 for (j, &i) in order.iter().enumerate() {
-                    sumx[j + 1] = sumx[j] + weight[i] * xb[i];
+                    sumx[j + 1] = fma(weight[i], xb[i], sumx[j]);
                     sumw[j + 1] = sumw[j] + weight[i];
                 }
                 // Every split (i1, i2) of the sorted values into levels 0/1/2, with either
@@ -202,12 +215,12 @@ impl Iq1S {
                 for i1 in 0..=BS {
                     for i2 in i1..=BS {
                         for (xx, shift) in [(&X_P, 1i8), (&X_M, -1)] {
-                            let sumqx = (sumx[i1] - sumx[0]) * xx[0]
-                                + (sumx[i2] - sumx[i1]) * xx[1]
-                                + (sumx[BS] - sumx[i2]) * xx[2];
-                            let sumq2 = (sumw[i1] - sumw[0]) * xx[0] * xx[0]
-                                + (sumw[i2] - sumw[i1]) * xx[1] * xx[1]
-                                + (sumw[BS] - sumw[i2]) * xx[2] * xx[2];
+                            // GCC shares the middle products between the two shifts (so
+                            // they do not fuse) and fuses the last term of each sum.
+                            let (a, b, c) = (sumx[i1] - sumx[0], sumx[i2] - sumx[i1], sumx[BS] - sumx[i2]);
+                            let (aw, bw, cw) = (sumw[i1] - sumw[0], sumw[i2] - sumw[i1], sumw[BS] - sumw[i2]);
+                            let sumqx = fma(c, xx[2], a * xx[0] + b * xx[1]);
+                            let sumq2 = fma(cw * xx[2], xx[2], aw * xx[0] * xx[0] + bw * xx[1] * xx[1]);
                             if sumq2 > 0.0 && sumqx * sumqx > best_score * sumq2 {
                                 scale = sumqx / sumq2;
                                 best_score = scale * sumqx;
@@ -253,7 +266,7 @@ impl Iq1S {
             yb.d = Half::from_f32(d * 1.125);
             let id = 1.0 / d;
             for ib in 0..QK_K / BS {
-                let mut code = nearest_int(0.5 * (id * scales[ib] - 1.0)).clamp(0, 7) as u16;
+                let mut code = level_code(id, scales[ib]).clamp(0, 7) as u16;
                 if shifts[ib] == -1 {
                     code |= 8;
                 }
@@ -399,11 +412,24 @@ impl Iq1M {
                     for i2 in i1..=BS {
                         let (mut sumqx, mut sumq2) = ([0f32; 4], [0f32; 4]);
                         for (j, &i) in order.iter().enumerate() {
-                            let level = if j < i1 { 0 } else if j < i2 { 1 } else { 2 };
+                            let level = if j < i1 {
+                                0
+                            } else if j < i2 {
+                                1
+                            } else {
+                                2
+                            };
                             for k in 0..4i8 {
                                 let xx = iq1m_levels(k, i / (BS / 2))[level];
-                                sumqx[k as usize] += weight[i] * xx * xb[i];
-                                sumq2[k as usize] += weight[i] * xx * xx;
+                                let wx = weight[i] * xx;
+                                sumqx[k as usize] += wx * xb[i];
+                                // Only the middle level's products fuse: GCC shares the
+                                // others between sums updated in different branches.
+                                sumq2[k as usize] = if level == 1 {
+                                    fma(wx, xx, sumq2[k as usize])
+                                } else {
+                                    sumq2[k as usize] + wx * xx
+                                };
                             }
                         }
                         for k in 0..4 {
@@ -450,7 +476,7 @@ impl Iq1M {
             let id = 1.0 / d;
             let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
             for (ib, xb) in xbl.chunks_exact(BS).enumerate() {
-                let code = nearest_int(0.5 * (id * scales[ib] - 1.0)).clamp(0, 7);
+                let code = level_code(id, scales[ib]).clamp(0, 7);
                 sc[ib / 4] |= (code as u16) << (3 * (ib % 4));
                 // An out-of-range shift can only come from a corrupted state; mask it.
                 yb.qh[ib] |= MASKS[(shifts[ib] & 3) as usize];
@@ -459,10 +485,10 @@ impl Iq1M {
                     let xx = iq1m_levels(shifts[ib], k);
                     let (index, _) = iq1m_group(yb, 2 * ib + k);
                     for j in 0..8 {
-                        let w = weight[8 * k + j];
                         let q = xx[(grid_value(index, j) + 1) as usize] * (2 * code + 1) as f32;
-                        sumqx += w * q * xb[8 * k + j];
-                        sumq2 += w * q * q;
+                        let wq = weight[8 * k + j] * q;
+                        sumqx = fma(wq, xb[8 * k + j], sumqx);
+                        sumq2 = fma(wq, q, sumq2);
                     }
                 }
             }

@@ -12,14 +12,11 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::{Half, LeU16};
 use super::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
-use super::iq_search::{
-    dequant_group, dot_group, fit, off_grid, scale_code, split_signs, GridSearch,
-};
+use super::iq_search::{dequant_group, dot_group, fit, level_code, off_grid, scale_code, split_signs, GridSearch};
 use super::iq_tables::{self, best_neighbour, pack_levels, Lookup};
 use super::k::BlockQ8K;
 use super::scales::{
-    c_max, imatrix_weights, make_qp_quants, nearest_int, sum_squares, GROUP_MAX_EPS,
-    GROUP_MAX_EPS_IQ2_S,
+    c_max, fma, imatrix_weights, make_qp_quants, sum_squares, QpLoops, GROUP_MAX_EPS, GROUP_MAX_EPS_IQ2_S,
 };
 use super::{check_half, for_each_row, Format};
 use crate::error::{Error, Result};
@@ -109,12 +106,12 @@ impl Iq2Xxs {
                 // Start from the best unconstrained levels 0..=kmax, then search scales
                 // around them with every group snapped to the grid.
                 let mut lp = [0u8; 32];
-                let mut scale = make_qp_quants(KMAXQ + 1, &xval, &mut lp, &weight);
+                let mut scale = make_qp_quants(KMAXQ + 1, &xval, &mut lp, &weight, QpLoops::VectorizedMse);
                 let mut l = lp.map(|v| v as i8);
                 let eff_max = scale * KMAXQ as f32;
                 let mut best = 0.0f32;
                 for is in -6..=6 {
-                    let id = ((2 * KMAXQ - 1) as f32 + is as f32 * 0.1) / eff_max;
+                    let id = fma(is as f32, 0.1, (2 * KMAXQ - 1) as f32) / eff_max;
                     let this_scale = 1.0 / id;
                     for k in 0..4 {
                         let g = 8 * k..8 * k + 8;
@@ -177,9 +174,16 @@ impl Iq2Xxs {
 
 /// IQ2_XXS's snap of one group of 8: levels at inverse scale `id`, or the best neighbour at
 /// `scale` when they are off the grid.
-fn snap_to_grid(t: &iq_tables::GridTables<8>, xval: &[f32], waux: &[f32], id: f32, scale: f32, l: &mut [i8]) -> Result<()> {
+fn snap_to_grid(
+    t: &iq_tables::GridTables<8>,
+    xval: &[f32],
+    waux: &[f32],
+    id: f32,
+    scale: f32,
+    l: &mut [i8],
+) -> Result<()> {
     for (li, &v) in l.iter_mut().zip(xval) {
-        *li = nearest_int(0.5 * (id * v - 1.0)).clamp(0, 2) as i8;
+        *li = level_code(id, v).clamp(0, 2) as i8;
     }
     match t.lookup(pack_levels(l, 2)) {
         Lookup::OnGrid(i) => {
@@ -398,7 +402,7 @@ impl Iq2S {
                     }
                     None => {
                         for (w, &v) in weight.iter_mut().zip(xb) {
-                            *w = 0.25 * sigma2 + v * v;
+                            *w = fma(v, v, 0.25 * sigma2);
                         }
                     }
                 }

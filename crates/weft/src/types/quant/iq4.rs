@@ -12,7 +12,7 @@ use super::block::{Half, LeU16};
 use super::grids::KVALUES_IQ4NL;
 use super::k::BlockQ8K;
 use super::legacy::BlockQ8_0;
-use super::scales::{imatrix_weights, nearest_int, signed_absmax, sum_squares, GROUP_MAX_EPS};
+use super::scales::{fma, imatrix_weights, nearest_int_prod, signed_absmax, sum_squares, GROUP_MAX_EPS};
 use super::{check_half, for_each_row, Format};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
@@ -63,8 +63,8 @@ fn best_index(x: f32) -> u8 {
     }
 }
 
-/// `sumqx`, `sumq2` of the levels nearest to `id * x`; stores the level indices in `l` if
-/// given.
+/// `sumqx`, `sumq2` of the levels nearest to `id * x` (scalar loops: the sums fuse); stores
+/// the level indices in `l` if given.
 fn fit_levels(x: &[f32], weight: &[f32], id: f32, mut l: Option<&mut [u8]>) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for j in 0..x.len() {
@@ -73,9 +73,9 @@ fn fit_levels(x: &[f32], weight: &[f32], id: f32, mut l: Option<&mut [u8]>) -> (
             l[j] = li;
         }
         let q = KVALUES_IQ4NL[li as usize] as f32;
-        let w = weight[j];
-        sumqx += w * q * x[j];
-        sumq2 += w * q * q;
+        let wq = weight[j] * q;
+        sumqx = fma(x[j], wq, sumqx);
+        sumq2 = fma(q, wq, sumq2);
     }
     (sumqx, sumq2)
 }
@@ -143,7 +143,7 @@ fn quantize_super_block(x: &[f32], out: Iq4Out<'_>, qw: Option<&[f32]>, ntry: i3
             *out.d = Half::from_f32(d);
             let id = if d != 0.0 { 1.0 / d } else { 0.0 };
             for (ib, xb) in x.chunks_exact(BS).enumerate() {
-                let ls = nearest_int(id * scales[ib]).clamp(-32, 31);
+                let ls = nearest_int_prod(id, scales[ib]).clamp(-32, 31);
                 let dl = d * ls as f32;
                 let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
                 for (o, &v) in l[BS * ib..BS * ib + BS].iter_mut().zip(xb) {

@@ -3,7 +3,7 @@
 //! sub-block scale code, and the signed grid lookups of their dequantizers and dot products.
 
 use super::iq_tables::{best_neighbour, pack_levels, GridTables, Lookup};
-use super::scales::nearest_int;
+use super::scales::{fma, nearest_int_prod};
 use crate::error::{Error, Result};
 use crate::types::Type;
 
@@ -73,13 +73,13 @@ impl<const N: usize> GridSearch<'_, N> {
     /// `scale`.
     fn snap(&self, xval: &[f32], waux: &[f32], id: f32, scale: f32, l: &mut [i8]) -> Result<bool> {
         for (li, &v) in l.iter_mut().zip(xval).take(N) {
-            *li = nearest_int(0.5 * (id * v - 1.0)).clamp(0, self.kmax - 1) as i8;
+            *li = level_code(id, v).clamp(0, self.kmax - 1) as i8;
         }
         match self.tables.lookup(pack_levels(&l[..N], self.bits)) {
             Lookup::OnGrid(_) => Ok(true),
-            Lookup::Neighbours(nb) => best_neighbour(self.tables, nb, xval, waux, scale, l)
-                .map(|_| false)
-                .ok_or_else(|| off_grid(self.ty)),
+            Lookup::Neighbours(nb) => {
+                best_neighbour(self.tables, nb, xval, waux, scale, l).map(|_| false).ok_or_else(|| off_grid(self.ty))
+            }
         }
     }
 
@@ -106,7 +106,7 @@ impl<const N: usize> GridSearch<'_, N> {
         let mut best = 0.0f32;
         let mut scale = max / (2 * self.kmax - 1) as f32;
         for is in -self.nsteps..=self.nsteps {
-            let id = ((2 * self.kmax - 1) as f32 + is as f32 * self.step) / max;
+            let id = fma(is as f32, self.step, (2 * self.kmax - 1) as f32) / max;
             let this_scale = 1.0 / id;
             for k in 0..groups {
                 let g = N * k..N * k + N;
@@ -146,22 +146,29 @@ impl<const N: usize> GridSearch<'_, N> {
     }
 }
 
-/// `sumqx`, `sumq2` of levels `l` (values `2l + 1`) against `xval`.
+/// `sumqx`, `sumq2` of levels `l` (values `2l + 1`) against `xval` (scalar loops: fused).
 pub fn fit(xval: &[f32], weight: &[f32], l: &[i8]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
     for i in 0..xval.len() {
         let w = weight[i];
         let q = (2 * l[i] as i32 + 1) as f32;
-        sumqx += w * xval[i] * q;
-        sumq2 += w * q * q;
+        sumqx = fma(w * xval[i], q, sumqx);
+        sumq2 = fma(w * q, q, sumq2);
     }
     (sumqx, sumq2)
+}
+
+/// `nearest_int(0.5f*(id*x - 1))`, the level (or scale code) whose odd value `2l + 1` is
+/// nearest to `id * x`; both products fuse in GCC's build.
+#[inline]
+pub fn level_code(id: f32, x: f32) -> i32 {
+    nearest_int_prod(fma(id, x, -1.0), 0.5)
 }
 
 /// The 4-bit code of a sub-block scale: `nearest_int(0.5 * (scale/d - 1))` in 0..16, so the
 /// dequantizer's `d * (0.5 + code)` (or `d * (1 + 2 code)`) comes back near `scale`.
 pub fn scale_code(id: f32, scale: f32) -> u8 {
-    nearest_int(0.5 * (id * scale - 1.0)).clamp(0, 15) as u8
+    level_code(id, scale).clamp(0, 15) as u8
 }
 
 /// Byte `j` of a grid entry.

@@ -8,9 +8,8 @@
 
 use std::sync::OnceLock;
 
-use super::grid_seeds::{
-    KGRID_1BIT_2048, KGRID_256, KGRID_2BIT_1024, KGRID_2BIT_256, KGRID_2BIT_512, KGRID_512,
-};
+use super::scales::fma;
+use super::grid_seeds::{KGRID_1BIT_2048, KGRID_256, KGRID_2BIT_1024, KGRID_2BIT_256, KGRID_2BIT_512, KGRID_512};
 
 pub struct GridTables<const N: usize> {
     /// The grid points, coordinates `2l + 1`.
@@ -50,9 +49,8 @@ impl<const N: usize> GridTables<N> {
 
 fn build<const N: usize>(seeds: &[u16], bits: u32, map_size: usize, nwant: usize) -> GridTables<N> {
     let mask = (1u32 << bits) - 1;
-    let point = |packed: u32| -> [i8; N] {
-        std::array::from_fn(|k| (2 * ((packed >> (bits * k as u32)) & mask) + 1) as i8)
-    };
+    let point =
+        |packed: u32| -> [i8; N] { std::array::from_fn(|k| (2 * ((packed >> (bits * k as u32)) & mask) + 1) as i8) };
     let grid: Vec<[i8; N]> = seeds.iter().map(|&s| point(s as u32)).collect();
     let mut map = vec![-1i32; map_size];
     for (i, p) in grid.iter().enumerate() {
@@ -145,8 +143,9 @@ pub fn best_neighbour<const N: usize>(
         let pg = &tables.grid[j as usize];
         let mut d2 = 0.0f32;
         for i in 0..N {
-            let diff = scale * pg[i] as f32 - xval[i];
-            d2 += weight[i] * diff * diff;
+            // Both products fuse in GCC's build.
+            let diff = fma(scale, pg[i] as f32, -xval[i]);
+            d2 = fma(weight[i] * diff, diff, d2);
         }
         if d2 < best_d2 {
             best_d2 = d2;

@@ -10,8 +10,8 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::{Half, LeF32, LeI16};
 use super::scales::{
-    imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, make_qx_quants,
-    nearest_int, signed_absmax, sum_squares, QkxSearch, GROUP_MAX_EPS,
+    imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, QpLoops, make_qx_quants, nearest_int, nearest_int_prod, signed_absmax,
+    sum_squares, QkxSearch, GROUP_MAX_EPS,
 };
 use super::{check_half, Format};
 use crate::error::Result;
@@ -195,7 +195,7 @@ impl Format for Q2K {
             if max_scale > 0.0 {
                 let iscale = Q4SCALE / max_scale;
                 for (s, &v) in yb.scales.iter_mut().zip(&scales) {
-                    *s = nearest_int(iscale * v) as u8;
+                    *s = nearest_int_prod(iscale, v) as u8;
                 }
                 yb.d = Half::from_f32(max_scale / Q4SCALE);
             } else {
@@ -205,7 +205,7 @@ impl Format for Q2K {
             if max_min > 0.0 {
                 let iscale = Q4SCALE / max_min;
                 for (s, &v) in yb.scales.iter_mut().zip(&mins) {
-                    *s |= (nearest_int(iscale * v) << 4) as u8;
+                    *s |= (nearest_int_prod(iscale, v) << 4) as u8;
                 }
                 yb.dmin = Half::from_f32(max_min / Q4SCALE);
             } else {
@@ -234,8 +234,8 @@ impl Format for Q2K {
                 (scales[j], mins[j]) = make_qkx_quants(3, xs, &weight, lj, &mut aux, &Q2K_IMATRIX_SEARCH);
             }
             let (mut ls, mut lm) = ([0u8; 16], [0u8; 16]);
-            let dm = make_qp_quants(15, &scales, &mut ls, &sw);
-            let mm = make_qp_quants(15, &mins, &mut lm, &sw);
+            let dm = make_qp_quants(15, &scales, &mut ls, &sw, QpLoops::Scalar);
+            let mm = make_qp_quants(15, &mins, &mut lm, &sw, QpLoops::Scalar);
             yb.d = Half::from_f32(dm);
             yb.dmin = Half::from_f32(mm);
             for (s, (&a, &b)) in yb.scales.iter_mut().zip(ls.iter().zip(&lm)) {
@@ -259,8 +259,7 @@ impl Format for Q2K {
     fn vec_dot(x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
         let mut sumf = 0.0f32;
         for (bx, by) in x.iter().zip(y) {
-            let summs: i32 =
-                by.bsums.iter().zip(&bx.scales).map(|(s, &sc)| s.get() as i32 * (sc >> 4) as i32).sum();
+            let summs: i32 = by.bsums.iter().zip(&bx.scales).map(|(s, &sc)| s.get() as i32 * (sc >> 4) as i32).sum();
             let dall = by.d.get() * bx.d.to_f32();
             let dmin = by.d.get() * bx.dmin.to_f32();
             let mut isum = 0i32;
@@ -332,7 +331,7 @@ impl Format for Q3K {
                 let iscale = -32.0 / max_scale;
                 for (o, &s) in ls.iter_mut().zip(&scales) {
                     // ggml: int8_t l = nearest_int(...), then clamped and offset.
-                    *o = ((nearest_int(iscale * s) as i8).clamp(-32, 31) + 32) as u8;
+                    *o = ((nearest_int_prod(iscale, s) as i8).clamp(-32, 31) + 32) as u8;
                 }
                 d = 1.0 / iscale;
             }
@@ -415,7 +414,7 @@ impl Q6K {
         let iscale = -128.0 / max_scale;
         y.d = Half::from_f32(1.0 / iscale);
         for (s, &v) in y.scales.iter_mut().zip(&scales) {
-            *s = nearest_int(iscale * v).min(127) as i8;
+            *s = nearest_int_prod(iscale, v).min(127) as i8;
         }
         let dall = y.d.to_f32();
         for (j, xs) in x.chunks_exact(16).enumerate() {
@@ -513,7 +512,7 @@ impl Format for Q8K {
             }
             let iscale = -127.0 / max;
             for (q, &v) in yb.qs.iter_mut().zip(xb) {
-                *q = nearest_int(iscale * v).min(127) as i8;
+                *q = nearest_int_prod(iscale, v).min(127) as i8;
             }
             for (s, qs) in yb.bsums.iter_mut().zip(yb.qs.chunks_exact(16)) {
                 *s = LeI16::new(qs.iter().map(|&q| q as i32).sum::<i32>() as i16);

@@ -9,9 +9,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::k::{BlockQ8K, LaneSums};
-use super::scales::{
-    imatrix_weights, make_qkx_quants, make_qp_quants, nearest_int, sum_squares, QkxSearch,
-};
+use super::scales::{imatrix_weights, make_qkx_quants, make_qp_quants, QpLoops, nearest_int, nearest_int_prod, sum_squares, QkxSearch};
 use super::{check_half, Format};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
@@ -87,7 +85,15 @@ const WEIGHTED_SEARCH: QkxSearch = QkxSearch { rmin: -0.9, rdelta: 0.05, nstep: 
 
 /// Stores d/dmin and the packed scales, then requantizes every element against the rounded
 /// values (the end of all four quantizers).
-fn finish<F: ScaleMinFormat>(x: &[f32], y: &mut F::Block, d: f32, dmin: f32, ls: &[u8; 8], lm: &[u8; 8], l: &mut [u8; QK_K]) {
+fn finish<F: ScaleMinFormat>(
+    x: &[f32],
+    y: &mut F::Block,
+    d: f32,
+    dmin: f32,
+    ls: &[u8; 8],
+    lm: &[u8; 8],
+    l: &mut [u8; QK_K],
+) {
     let (hd, hm, scales) = F::header(y);
     *scales = pack_scale_min(ls, lm);
     *hd = Half::from_f32(d);
@@ -132,8 +138,8 @@ fn quantize_ref<F: ScaleMinFormat>(x: &[f32], y: &mut [F::Block]) {
         }
         let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
         let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
-        let ls = scales.map(|s| (nearest_int(inv_scale * s) as u8).min(63));
-        let lm = mins.map(|m| (nearest_int(inv_min * m) as u8).min(63));
+        let ls = scales.map(|s| (nearest_int_prod(inv_scale, s) as u8).min(63));
+        let lm = mins.map(|m| (nearest_int_prod(inv_min, m) as u8).min(63));
         finish::<F>(xb, yb, max_scale / 63.0, max_min / 63.0, &ls, &lm, &mut l);
     }
 }
@@ -156,8 +162,8 @@ fn quantize_weighted<F: ScaleMinFormat>(x: &[f32], y: &mut [F::Block], qw: &[f32
             (scales[j], mins[j]) = make_qkx_quants(F::NMAX, xs, &weights, lj, &mut aux, &WEIGHTED_SEARCH);
         }
         let (mut ls, mut lm) = ([0u8; 8], [0u8; 8]);
-        let d_block = make_qp_quants(63, &scales, &mut ls, &sw);
-        let m_block = make_qp_quants(63, &mins, &mut lm, &sw);
+        let d_block = make_qp_quants(63, &scales, &mut ls, &sw, QpLoops::Scalar);
+        let m_block = make_qp_quants(63, &mins, &mut lm, &sw, QpLoops::Scalar);
         if F::CAP_WEIGHTED {
             ls = ls.map(|v| v.min(63));
             lm = lm.map(|v| v.min(63));
@@ -167,7 +173,12 @@ fn quantize_weighted<F: ScaleMinFormat>(x: &[f32], y: &mut [F::Block], qw: &[f32
 }
 
 /// Dequantizes with `level(block, e)` giving the unsigned level of element `e`.
-fn dequantize<B>(x: &[B], y: &mut [f32], header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]), level: impl Fn(&B, usize) -> u8) {
+fn dequantize<B>(
+    x: &[B],
+    y: &mut [f32],
+    header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]),
+    level: impl Fn(&B, usize) -> u8,
+) {
     for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
         let (d, min, scales) = header(b);
         let (d, min) = (d.to_f32(), min.to_f32());
@@ -183,7 +194,12 @@ fn dequantize<B>(x: &[B], y: &mut [f32], header: impl Fn(&B) -> (Half, Half, [u8
 
 /// `ggml_vec_dot_q4_K_q8_K` / `q5_K_q8_K`: lane sums of `d * sc * q8 * level`, minus
 /// `dmin * m * bsum` per block, which ggml subtracts before adding the lanes.
-fn vec_dot<B>(x: &[B], y: &[BlockQ8K], header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]), level: impl Fn(&B, usize) -> u8) -> f32 {
+fn vec_dot<B>(
+    x: &[B],
+    y: &[BlockQ8K],
+    header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]),
+    level: impl Fn(&B, usize) -> u8,
+) -> f32 {
     let mut lanes = LaneSums::new();
     let mut sumf = 0.0f32;
     for (bx, by) in x.iter().zip(y) {

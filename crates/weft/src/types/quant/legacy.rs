@@ -9,8 +9,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::scales::{
-    imatrix_weights, make_qkx_quants, make_qx_quants, signed_absmax, sum_squares, trunc_i32,
-    QkxSearch,
+    fma, imatrix_weights, make_qkx_quants, make_qx_quants, signed_absmax, sum_squares, trunc_i32, QkxSearch,
 };
 use super::{check_half, Format};
 use crate::error::Result;
@@ -133,7 +132,7 @@ fn quantize_symmetric_ref(x: &[f32], bits: u32) -> ([u8; QK], f32) {
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut l = [0u8; QK];
     for (o, &v) in l.iter_mut().zip(x) {
-        *o = top.min(to_i8(v * id + (half + 0.5)) as i32) as u8;
+        *o = top.min(to_i8(fma(v, id, half + 0.5)) as i32) as u8;
     }
     (l, d)
 }
@@ -146,7 +145,7 @@ fn quantize_affine_ref(x: &[f32], bits: u32) -> ([u8; QK], f32, f32) {
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut l = [0u8; QK];
     for (o, &v) in l.iter_mut().zip(x) {
-        let xi = (v - min) * id + 0.5;
+        let xi = fma(v - min, id, 0.5);
         *o = if bits == 4 {
             // q4_1: MIN(15, (int8_t)(x0 + 0.5f))
             15.min(to_i8(xi) as i32) as u8
@@ -394,6 +393,26 @@ fn quantize_q8_block(x: &[f32], qs: &mut [i8; QK]) -> f32 {
     d
 }
 
+/// `quantize_row_q8_0` / `q8_1` for one block as ggml's AVX code runs it (the CPU `from_float`
+/// on x86-64): the multiplier is `127 / amax` rather than `1 / d`, levels are rounded half to
+/// even (`_mm256_round_ps`), and the int32 -> int8 packing saturates.
+fn quantize_q8_block_x86(x: &[f32], qs: &mut [i8; QK]) -> (f32, i32) {
+    let mut amax = 0.0f32;
+    for &v in x {
+        amax = super::scales::c_max(amax, v.abs());
+    }
+    let d = amax / 127.0;
+    let id = if amax != 0.0 { 127.0 / amax } else { 0.0 };
+    let mut sum = 0i32;
+    for (o, &v) in qs.iter_mut().zip(x) {
+        // cvtps_epi32 gives i32::MIN for NaN / out of range, as trunc_i32 does.
+        let q = trunc_i32((v * id).round_ties_even());
+        sum = sum.wrapping_add(q);
+        *o = q.clamp(-128, 127) as i8;
+    }
+    (d, sum)
+}
+
 fn dequantize_q8(qs: &[i8; QK], d: f32, out: &mut [f32]) {
     for (o, &q) in out.iter_mut().zip(qs) {
         *o = q as f32 * d;
@@ -414,6 +433,13 @@ impl Format for Q8_0 {
     fn quantize_ref(x: &[f32], y: &mut [BlockQ8_0]) -> Result<()> {
         for (xb, yb) in x.chunks_exact(QK).zip(y) {
             yb.d = Half::from_f32(quantize_q8_block(xb, &mut yb.qs));
+        }
+        Ok(())
+    }
+
+    fn quantize_row(x: &[f32], y: &mut [BlockQ8_0]) -> Result<()> {
+        for (xb, yb) in x.chunks_exact(QK).zip(y) {
+            yb.d = Half::from_f32(quantize_q8_block_x86(xb, &mut yb.qs).0);
         }
         Ok(())
     }
@@ -453,6 +479,15 @@ impl Format for Q8_1 {
             let sum: i32 = yb.qs.iter().map(|&q| q as i32).sum();
             yb.d = Half::from_f32(d);
             yb.s = Half::from_f32(sum as f32 * d);
+        }
+        Ok(())
+    }
+
+    fn quantize_row(x: &[f32], y: &mut [BlockQ8_1]) -> Result<()> {
+        for (xb, yb) in x.chunks_exact(QK).zip(y) {
+            let (d, sum) = quantize_q8_block_x86(xb, &mut yb.qs);
+            yb.d = Half::from_f32(d);
+            yb.s = Half::from_f32(d * sum as f32);
         }
         Ok(())
     }

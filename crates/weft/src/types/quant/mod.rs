@@ -58,18 +58,20 @@ pub(crate) trait Format: 'static {
     /// (`vec_dot_type`).
     type DotBlock: Pod;
 
-    /// `quantize_row_<type>_ref`, which is also the scalar CPU's `from_float`.
+    /// `quantize_row_<type>_ref`.
     fn quantize_ref(x: &[f32], y: &mut [Self::Block]) -> Result<()>;
+
+    /// `quantize_row_<type>`, ggml's `from_float` on x86-64: the reference quantizer for
+    /// every type except the activation formats Q8_0 and Q8_1, whose SIMD versions round
+    /// differently.
+    fn quantize_row(x: &[f32], y: &mut [Self::Block]) -> Result<()> {
+        Self::quantize_ref(x, y)
+    }
 
     /// What `ggml_quantize_chunk` runs for this type over whole rows of `n_per_row`
     /// elements. Most types fall back to the reference quantizer without an importance
     /// matrix and quantize row by row with one ([`Format::quantize_weighted`]).
-    fn quantize_rows(
-        x: &[f32],
-        y: &mut [Self::Block],
-        n_per_row: usize,
-        imatrix: Option<&[f32]>,
-    ) -> Result<()> {
+    fn quantize_rows(x: &[f32], y: &mut [Self::Block], n_per_row: usize, imatrix: Option<&[f32]>) -> Result<()> {
         match imatrix {
             None => Self::quantize_ref(x, y),
             Some(qw) => for_each_row::<Self>(x, y, n_per_row, |xr, yr| {
@@ -124,13 +126,8 @@ pub(crate) fn check_half(name: &'static str, h: block::Half) -> Option<(&'static
 /// The byte-level entry points of one format.
 trait Kernels: Sync {
     fn quantize_ref(&self, src: &[f32], dst: &mut [u8]) -> Result<()>;
-    fn quantize_rows(
-        &self,
-        src: &[f32],
-        dst: &mut [u8],
-        n_per_row: usize,
-        imatrix: Option<&[f32]>,
-    ) -> Result<()>;
+    fn quantize_row(&self, src: &[f32], dst: &mut [u8]) -> Result<()>;
+    fn quantize_rows(&self, src: &[f32], dst: &mut [u8], n_per_row: usize, imatrix: Option<&[f32]>) -> Result<()>;
     fn dequantize(&self, src: &[u8], dst: &mut [f32]) -> Result<()>;
     fn vec_dot(&self, x: &[u8], y: &[u8]) -> Result<f32>;
     fn validate(&self, data: &[u8]) -> Result<()>;
@@ -153,13 +150,10 @@ impl<F: Format> Kernels for Kern<F> {
     fn quantize_ref(&self, src: &[f32], dst: &mut [u8]) -> Result<()> {
         F::quantize_ref(src, as_blocks_mut(F::TYPE, dst)?)
     }
-    fn quantize_rows(
-        &self,
-        src: &[f32],
-        dst: &mut [u8],
-        n_per_row: usize,
-        imatrix: Option<&[f32]>,
-    ) -> Result<()> {
+    fn quantize_row(&self, src: &[f32], dst: &mut [u8]) -> Result<()> {
+        F::quantize_row(src, as_blocks_mut(F::TYPE, dst)?)
+    }
+    fn quantize_rows(&self, src: &[f32], dst: &mut [u8], n_per_row: usize, imatrix: Option<&[f32]>) -> Result<()> {
         F::quantize_rows(src, as_blocks_mut(F::TYPE, dst)?, n_per_row, imatrix)
     }
     fn dequantize(&self, src: &[u8], dst: &mut [f32]) -> Result<()> {
@@ -224,9 +218,9 @@ fn kernels(ty: Type) -> Result<&'static dyn Kernels> {
             "{ty} is a repacked CPU-only layout (rows interleaved for the aarch64 kernels); weft \
              does not quantize, dequantize or multiply it: use q4_0"
         ))),
-        Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::F64 => Err(Error::unsupported(
-            format!("{ty} has no float conversion or dot product in ggml's type traits"),
-        )),
+        Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::F64 => {
+            Err(Error::unsupported(format!("{ty} has no float conversion or dot product in ggml's type traits")))
+        }
     }
 }
 
@@ -257,6 +251,23 @@ pub fn quantize_row_ref(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
     k.quantize_ref(src, dst)
 }
 
+/// ggml's `from_float` for `ty` (`quantize_row_<type>`) as the x86-64 CPU backend runs it:
+/// what `CPY` into a quantized type and `mul_mat`'s conversion of activations use. The same
+/// as [`quantize_row_ref`] except for q8_0 and q8_1, whose AVX versions scale by `127/amax`
+/// and round halves to even (the scalar references use `1/d` and round halves away from
+/// zero). Same length rules as [`quantize_row_ref`].
+pub fn quantize_row(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    let k = kernels(ty)?;
+    let size = whole_blocks(ty, src.len(), "quantizeRow")?;
+    crate::ensure!(
+        dst.len() == size,
+        "quantizeRow: {} {ty} elements take {size} bytes, but dst has {}",
+        src.len(),
+        dst.len()
+    );
+    k.quantize_row(src, dst)
+}
+
 /// `ggml_quantize_chunk`: quantizes `nrows` rows of `n_per_row` floats with the per-type
 /// `quantize_<type>` function ggml uses for model files, optionally guided by an importance
 /// matrix (one weight per column). `src` must hold exactly `nrows * n_per_row` floats and `dst`
@@ -275,9 +286,9 @@ pub fn quantize_chunk(
             "quantizeChunk: {ty} requires an importance matrix (ggml_quantize_requires_imatrix)"
         )));
     }
-    let total = nrows.checked_mul(n_per_row).ok_or_else(|| {
-        Error::invalid(format!("quantizeChunk: {nrows} rows of {n_per_row} overflow"))
-    })?;
+    let total = nrows
+        .checked_mul(n_per_row)
+        .ok_or_else(|| Error::invalid(format!("quantizeChunk: {nrows} rows of {n_per_row} overflow")))?;
     crate::ensure!(
         src.len() == total,
         "quantizeChunk: src has {} floats, expected nrows * nPerRow = {nrows} * {n_per_row}",
@@ -351,27 +362,20 @@ pub fn vec_dot_type(ty: Type) -> Type {
         | Type::IQ4_XS
         | Type::TQ1_0
         | Type::TQ2_0 => Type::Q8_K,
-        Type::F32
-        | Type::F16
-        | Type::BF16
-        | Type::I8
-        | Type::I16
-        | Type::I32
-        | Type::I64
-        | Type::F64 => ty,
+        Type::F32 | Type::F16 | Type::BF16 | Type::I8 | Type::I16 | Type::I32 | Type::I64 | Type::F64 => ty,
     }
 }
 
-/// The CPU's `from_float` for a vec_dot type: `quantize_row_q8_0`, `quantize_row_q8_1`,
-/// `quantize_row_q8_K` (their scalar forms, which are the reference quantizers), or the
-/// f32 / f16 / bf16 conversion. Any other `ty` is an error.
+/// The CPU's `from_float` for a vec_dot type ([`quantize_row`] restricted to q8_0, q8_1,
+/// q8_K, f32, f16 and bf16): how ggml converts a row of activations before [`vec_dot`]. Any
+/// other `ty` is an error.
 pub fn quantize_row_for_dot(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
     crate::ensure!(
         matches!(ty, Type::Q8_0 | Type::Q8_1 | Type::Q8_K | Type::F32 | Type::F16 | Type::BF16),
         "quantizeRowForDot: {ty} is not an activation (vec_dot) type: expected q8_0, q8_1, q8_K, \
          f32, f16 or bf16"
     );
-    quantize_row_ref(ty, src, dst)
+    quantize_row(ty, src, dst)
 }
 
 /// `ggml_vec_dot_<ty>_<vec_dot_type>`: the dot product of `n` elements of row `x` (type `ty`)
@@ -382,16 +386,8 @@ pub fn vec_dot(ty: Type, n: usize, x: &[u8], y: &[u8]) -> Result<f32> {
     let yt = vec_dot_type(ty);
     let xs = whole_blocks(ty, n, "vecDot")?;
     let ys = whole_blocks(yt, n, "vecDot")?;
-    crate::ensure!(
-        x.len() == xs,
-        "vecDot: {n} {ty} elements take {xs} bytes, but x has {}",
-        x.len()
-    );
-    crate::ensure!(
-        y.len() == ys,
-        "vecDot: {n} {yt} elements take {ys} bytes, but y has {}",
-        y.len()
-    );
+    crate::ensure!(x.len() == xs, "vecDot: {n} {ty} elements take {xs} bytes, but x has {}", x.len());
+    crate::ensure!(y.len() == ys, "vecDot: {n} {yt} elements take {ys} bytes, but y has {}", y.len());
     k.vec_dot(x, y)
 }
 

@@ -5,6 +5,22 @@
 //! expression below keeps the operand order and the int -> float conversion points of ggml's
 //! C (`w*x[i]*l` is `(w * x) * l as f32`, never `w * (x * l)`), accumulates sequentially, and
 //! uses C's `MAX`/`MIN` semantics for floats (which differ from `f32::max` once a NaN shows up).
+//!
+//! # Fused multiply-adds
+//!
+//! ggml's reference outputs come from its x86-64 build (GCC, `-O3 -march=native` on an AVX2 +
+//! FMA machine). GCC contracts `a*b + c` into one fused multiply-add (rounded once) wherever
+//! the product has no other use (`-ffp-contract=fast`, its default for C), and the scale
+//! searches are sensitive enough that this changes which scale wins. weft reproduces those
+//! contractions with [`fma`] at exactly the places GCC makes them, read off GCC's optimized
+//! GIMPLE for ggml-quants.c at llama.cpp 5c333e01 and checked by quantizing random data with
+//! both. Two patterns recur:
+//!
+//! - `nearest_int(a*b)` adds the rounding constant to the unrounded product
+//!   ([`nearest_int_prod`]); `nearest_int(a/b)` does not fuse.
+//! - `sum += a*b` fuses in loops GCC leaves scalar, but not in loops it vectorizes: there it
+//!   multiplies in vector registers and adds the lanes in order (an "in-order reduction"), so
+//!   each product is rounded before the add. Each loop below says which kind it is.
 
 /// Below this a group counts as all zeros (ggml's `GROUP_MAX_EPS*`).
 pub const GROUP_MAX_EPS: f32 = 1e-15;
@@ -19,8 +35,24 @@ pub const GROUP_MAX_EPS_IQ1_S: f32 = 1e-12;
 /// input cannot index out of bounds.
 #[inline]
 pub fn nearest_int(x: f32) -> i32 {
-    let v = x + 12_582_912.0;
+    let v = x + MAGIC;
     (v.to_bits() & 0x007f_ffff) as i32 - 0x0040_0000
+}
+
+/// The rounding constant of [`nearest_int`]: 1.5 * 2^23.
+const MAGIC: f32 = 12_582_912.0;
+
+/// `a*b + c` rounded once, as GCC's contracted code computes it.
+#[inline]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
+/// `nearest_int(a*b)` as GCC compiles it: the product fused into the rounding addition, so
+/// this rounds the exact product.
+#[inline]
+pub fn nearest_int_prod(a: f32, b: f32) -> i32 {
+    (fma(a, b, MAGIC).to_bits() & 0x007f_ffff) as i32 - 0x0040_0000
 }
 
 /// C's float -> integer conversion (truncation) as x86 `cvttss2si` performs it: NaN and
@@ -46,7 +78,8 @@ pub fn c_max(a: f32, b: f32) -> f32 {
     }
 }
 
-/// Sequential sum of squares, as ggml's `for (...) sumx2 += x[i]*x[i];`.
+/// Sequential sum of squares, as ggml's `for (...) sumx2 += x[i]*x[i];`. GCC vectorizes
+/// every such loop (as an in-order reduction), so the squares are rounded before the adds.
 #[inline]
 pub fn sum_squares(x: &[f32]) -> f32 {
     let mut s = 0.0f32;
@@ -56,11 +89,12 @@ pub fn sum_squares(x: &[f32]) -> f32 {
     s
 }
 
-/// The importance-matrix weights most quantizers use: `qw[i] * sqrtf(sigma2 + x[i]*x[i])`.
+/// The importance-matrix weights most quantizers use: `qw[i] * sqrtf(sigma2 + x[i]*x[i])`
+/// (the square fused into the addition).
 #[inline]
 pub fn imatrix_weights(qw: &[f32], x: &[f32], sigma2: f32, out: &mut [f32]) {
     for ((o, &q), &v) in out.iter_mut().zip(qw).zip(x) {
-        *o = q * (sigma2 + v * v).sqrt();
+        *o = q * fma(v, v, sigma2).sqrt();
     }
 }
 
@@ -90,28 +124,31 @@ pub fn make_qx_quants(nmax: i32, x: &[f32], out: &mut [i8], qw: Option<&[f32]>) 
         return 0.0;
     }
     let weight = |i: usize| qw.map_or(x[i] * x[i], |w| w[i]);
-    let level = |iscale: f32, v: f32| nearest_int(iscale * v).clamp(-nmax, nmax - 1);
+    let level = |iscale: f32, v: f32| nearest_int_prod(iscale, v).clamp(-nmax, nmax - 1);
 
     let mut iscale = -(nmax as f32) / max;
+    // A scalar loop: the sums fuse.
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
     for (i, o) in out.iter_mut().enumerate().take(x.len()) {
         let l = level(iscale, x[i]);
         *o = (l + nmax) as i8;
-        let w = weight(i);
-        sumlx += w * x[i] * l as f32;
-        suml2 += w * l as f32 * l as f32;
+        let (w, lf) = (weight(i), l as f32);
+        sumlx = fma(w * x[i], lf, sumlx);
+        suml2 = fma(lf, w * lf, suml2);
     }
     let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
     let mut best = scale * sumlx;
     for is in (-9..=9).filter(|&is| is != 0) {
-        iscale = -(nmax as f32 + 0.1 * is as f32) / max;
+        // -(nmax + 0.1*is), the product fused.
+        iscale = fma(-(is as f32), 0.1, -(nmax as f32)) / max;
+        // Vectorized: products rounded, then added in order.
         sumlx = 0.0;
         suml2 = 0.0;
         for (i, &v) in x.iter().enumerate() {
-            let l = level(iscale, v);
+            let lf = level(iscale, v) as f32;
             let w = weight(i);
-            sumlx += w * v * l as f32;
-            suml2 += w * l as f32 * l as f32;
+            sumlx += w * v * lf;
+            suml2 += lf * (w * lf);
         }
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
             for (o, &v) in out.iter_mut().zip(x) {
@@ -133,26 +170,28 @@ pub fn make_q3_quants(nmax: i32, x: &[f32], out: &mut [i8]) -> f32 {
         return 0.0;
     }
     let iscale = -(nmax as f32) / max;
+    // Scalar loops throughout: every sum fuses.
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
     for (o, &v) in out.iter_mut().zip(x) {
-        let l = nearest_int(iscale * v).clamp(-nmax, nmax - 1);
+        let l = nearest_int_prod(iscale, v).clamp(-nmax, nmax - 1);
         *o = l as i8;
-        let w = v * v;
-        sumlx += w * v * l as f32;
-        suml2 += w * l as f32 * l as f32;
+        let (w, lf) = (v * v, l as f32);
+        sumlx = fma(w * v, lf, sumlx);
+        suml2 = fma(lf, w * lf, suml2);
     }
     for _ in 0..5 {
         let mut changed = false;
         for (o, &v) in out.iter_mut().zip(x) {
             let w = v * v;
             let li = *o as f32;
-            let mut slx = sumlx - w * v * li;
+            let mut slx = fma(-(w * v), li, sumlx);
             if slx > 0.0 {
-                let mut sl2 = suml2 - w * li * li;
+                let mut sl2 = fma(-li, w * li, suml2);
                 let new_l = nearest_int(v * sl2 / slx).clamp(-nmax, nmax - 1);
                 if new_l != *o as i32 {
-                    slx += w * v * new_l as f32;
-                    sl2 += w * new_l as f32 * new_l as f32;
+                    let nl = new_l as f32;
+                    slx = fma(w * v, nl, slx);
+                    sl2 = fma(nl, w * nl, sl2);
                     if sl2 > 0.0 && slx * slx * suml2 > sumlx * sumlx * sl2 {
                         *o = new_l as i8;
                         sumlx = slx;
@@ -184,7 +223,8 @@ pub struct QkxSearch {
 /// `make_qkx2_quants` / `make_qkx3_quants` (identical once weights are given, and every
 /// caller gives them): an asymmetric scale and minimum for `x` with levels in [0, nmax],
 /// fitted by weighted least squares over a range of candidate scales. Returns
-/// `(scale, -min)`; `min` is never positive.
+/// `(scale, -min)`; `min` is never positive. All of its loops stay scalar in GCC's build, so
+/// every accumulation fuses.
 pub fn make_qkx_quants(
     nmax: i32,
     x: &[f32],
@@ -207,7 +247,7 @@ pub fn make_qkx_quants(
         }
         let w = weights[i];
         sum_w += w;
-        sum_x += w * x[i];
+        sum_x = fma(x[i], w, sum_x);
     }
     if min > 0.0 {
         min = 0.0;
@@ -221,38 +261,40 @@ pub fn make_qkx_quants(
     let mut scale = 1.0 / iscale;
     let mut best_mad = 0.0f32;
     for i in 0..n {
-        let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
+        let l = nearest_int_prod(iscale, x[i] - min).clamp(0, nmax);
         out[i] = l as u8;
-        let diff = scale * l as f32 + min - x[i];
-        best_mad += weights[i] * err(diff);
+        let diff = fma(scale, l as f32, min) - x[i];
+        best_mad = fma(err(diff), weights[i], best_mad);
     }
     if search.nstep < 1 {
         return (scale, -min);
     }
     for is in 0..=search.nstep {
-        iscale = (search.rmin + search.rdelta * is as f32 + nmax as f32) / (max - min);
+        iscale = (fma(is as f32, search.rdelta, search.rmin) + nmax as f32) / (max - min);
         let (mut sum_l, mut sum_l2, mut sum_xl) = (0.0f32, 0.0f32, 0.0f32);
         for i in 0..n {
-            let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
+            let l = nearest_int_prod(iscale, x[i] - min).clamp(0, nmax);
             aux[i] = l as u8;
-            let w = weights[i];
             let lf = l as f32;
-            sum_l += w * lf;
-            sum_l2 += w * lf * lf;
-            sum_xl += w * lf * x[i];
+            // `w*l` is shared by three sums, so its own add does not fuse.
+            let wl = weights[i] * lf;
+            sum_l += wl;
+            sum_l2 = fma(lf, wl, sum_l2);
+            sum_xl = fma(x[i], wl, sum_xl);
         }
-        let det = sum_w * sum_l2 - sum_l * sum_l;
+        // `a*b - c*d`: GCC fuses one of the two products, a different one in each.
+        let det = fma(sum_l2, sum_w, -(sum_l * sum_l));
         if det > 0.0 {
-            let mut this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
-            let mut this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
+            let mut this_min = fma(sum_l2, sum_x, -(sum_l * sum_xl)) / det;
+            let mut this_scale = fma(-sum_l, sum_x, sum_xl * sum_w) / det;
             if this_min > 0.0 {
                 this_min = 0.0;
                 this_scale = sum_xl / sum_l2;
             }
             let mut mad = 0.0f32;
             for i in 0..n {
-                let diff = this_scale * aux[i] as f32 + this_min - x[i];
-                mad += weights[i] * err(diff);
+                let diff = fma(this_scale, aux[i] as f32, this_min) - x[i];
+                mad = fma(err(diff), weights[i], mad);
             }
             if mad < best_mad {
                 out[..n].copy_from_slice(&aux[..n]);
@@ -265,10 +307,19 @@ pub fn make_qkx_quants(
     (scale, -min)
 }
 
+/// How GCC compiled a copy of `make_qp_quants` (see the module notes on fused sums).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum QpLoops {
+    /// The out-of-line copies the K-quants call (8 and 16 values): every loop scalar.
+    Scalar,
+    /// The copy inlined into IQ2_XXS (32 values), whose candidate-error loop is vectorized.
+    VectorizedMse,
+}
+
 /// `make_qp_quants`: a scale for non-negative `x` (sub-block scales or mins) with levels in
 /// [0, nmax]: 8 candidate scales, then up to 5 passes of per-level refinement. Levels are
 /// stored as ggml stores them, in `uint8_t` (so a negative level would wrap, as in C).
-pub fn make_qp_quants(nmax: i32, x: &[f32], out: &mut [u8], quant_weights: &[f32]) -> f32 {
+pub fn make_qp_quants(nmax: i32, x: &[f32], out: &mut [u8], quant_weights: &[f32], loops: QpLoops) -> f32 {
     let n = x.len();
     let mut max = 0.0f32;
     for &v in x {
@@ -280,22 +331,25 @@ pub fn make_qp_quants(nmax: i32, x: &[f32], out: &mut [u8], quant_weights: &[f32
     }
     let mut iscale = nmax as f32 / max;
     for (o, &v) in out.iter_mut().zip(x) {
-        *o = nearest_int(iscale * v) as u8;
+        *o = nearest_int_prod(iscale, v) as u8;
     }
     let scale = 1.0 / iscale;
     let mut best_mse = 0.0f32;
     for i in 0..n {
-        let diff = x[i] - scale * out[i] as f32;
-        best_mse += quant_weights[i] * diff * diff;
+        let diff = fma(-scale, out[i] as f32, x[i]);
+        best_mse = fma(quant_weights[i] * diff, diff, best_mse);
     }
     for is in (-4..=4).filter(|&is| is != 0) {
-        let iscale_is = (0.1 * is as f32 + nmax as f32) / max;
+        let iscale_is = fma(is as f32, 0.1, nmax as f32) / max;
         let scale_is = 1.0 / iscale_is;
         let mut mse = 0.0f32;
         for i in 0..n {
-            let l = nearest_int(iscale_is * x[i]).min(nmax);
-            let diff = x[i] - scale_is * l as f32;
-            mse += quant_weights[i] * diff * diff;
+            let l = nearest_int_prod(iscale_is, x[i]).min(nmax);
+            let diff = fma(-scale_is, l as f32, x[i]);
+            mse = match loops {
+                QpLoops::Scalar => fma(quant_weights[i] * diff, diff, mse),
+                QpLoops::VectorizedMse => mse + quant_weights[i] * diff * diff,
+            };
         }
         if mse < best_mse {
             best_mse = mse;
@@ -304,24 +358,29 @@ pub fn make_qp_quants(nmax: i32, x: &[f32], out: &mut [u8], quant_weights: &[f32
     }
     let (mut sumlx, mut suml2) = (0.0f32, 0.0f32);
     for i in 0..n {
-        let l = nearest_int(iscale * x[i]).min(nmax);
+        let l = nearest_int_prod(iscale, x[i]).min(nmax);
         out[i] = l as u8;
-        let w = quant_weights[i];
-        sumlx += w * x[i] * l as f32;
-        suml2 += w * l as f32 * l as f32;
+        let (w, lf) = (quant_weights[i], l as f32);
+        sumlx = fma(w * x[i], lf, sumlx);
+        suml2 = fma(lf, w * lf, suml2);
     }
     for _ in 0..5 {
         let mut changed = false;
         for i in 0..n {
             let w = quant_weights[i];
             let li = out[i] as f32;
-            let mut slx = sumlx - w * x[i] * li;
-            let mut sl2 = suml2 - w * li * li;
-            if slx > 0.0 && sl2 > 0.0 {
+            let wx = w * x[i];
+            let mut slx = fma(-wx, li, sumlx);
+            if slx <= 0.0 {
+                continue;
+            }
+            let mut sl2 = fma(-li, w * li, suml2);
+            if sl2 > 0.0 {
                 let new_l = nearest_int(x[i] * sl2 / slx).min(nmax);
                 if new_l != out[i] as i32 {
-                    slx += w * x[i] * new_l as f32;
-                    sl2 += w * new_l as f32 * new_l as f32;
+                    let nl = new_l as f32;
+                    slx = fma(wx, nl, slx);
+                    sl2 = fma(nl, w * nl, sl2);
                     if slx * slx * suml2 > sumlx * sumlx * sl2 {
                         out[i] = new_l as u8;
                         sumlx = slx;

@@ -17,7 +17,7 @@ use super::iq_search::{level_code, off_grid};
 use super::iq_tables::{self, pack_levels, GridTables, Lookup};
 use super::k::BlockQ8K;
 use super::scales::{
-    c_max, fma, imatrix_weights, stable_sort_by_value, sum_squares, GROUP_MAX_EPS_IQ1_M, GROUP_MAX_EPS_IQ1_S,
+    c_max, c_max_of, fma, imatrix_weights, stable_sort_by_value, sum_squares, GROUP_MAX_EPS_IQ1_M, GROUP_MAX_EPS_IQ1_S,
 };
 use super::{check_half, Format};
 use crate::error::{Error, Result};
@@ -40,7 +40,7 @@ pub struct BlockIq1M {
     pub qs: [u8; QK_K / 8],
     pub qh: [u8; QK_K / 16],
     /// Four little-endian u16: 3-bit scales in the low 12 bits, the f16 block scale in the
-    /// top nibbles (see [`iq1m_scale`]).
+    /// top nibbles (see `iq1m_scale`).
     pub scales: [u8; QK_K / 32],
 }
 
@@ -136,9 +136,9 @@ fn snap_groups<const G: usize>(
 ) -> Result<([usize; G], bool)> {
     let mut index = [0usize; G];
     let mut all_on_grid = true;
-    for k in 0..G {
+    for (k, ix) in index.iter_mut().enumerate() {
         let g = 8 * k..8 * k + 8;
-        index[k] = match t.lookup(pack_levels(&l[g.clone()], 2)) {
+        *ix = match t.lookup(pack_levels(&l[g.clone()], 2)) {
             Lookup::OnGrid(i) => i,
             Lookup::Neighbours(nb) => {
                 all_on_grid = false;
@@ -195,7 +195,7 @@ impl Iq1S {
             for (ib, xb) in xbl.chunks_exact(BS).enumerate() {
                 let o = QK_K * ibl + BS * ib;
                 imatrix_weights(&qw[o..o + BS], xb, sigma2, &mut weight);
-                let max = xb.iter().skip(1).fold(xb[0].abs(), |m, &v| c_max(m, v.abs()));
+                let max = c_max_of(xb.iter().map(|v| v.abs()));
                 if max < GROUP_MAX_EPS_IQ1_S {
                     scales[ib] = 0.0;
                     l = [1; BS];
@@ -251,7 +251,7 @@ impl Iq1S {
                     h |= ((ix >> 8) as u16) << (3 * k);
                 }
                 yb.qh[ib] = LeU16::new(h);
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ1_S));
                 }
                 scales[ib] = scale;
@@ -396,7 +396,7 @@ impl Iq1M {
             let sub_qw = |ib: usize| qw.map(|q| &q[QK_K * ibl + BS * ib..QK_K * ibl + BS * ib + BS]);
             for (ib, xb) in xbl.chunks_exact(BS).enumerate() {
                 iq1_weights(sub_qw(ib), xb, sigma2, &mut weight);
-                let max = xb.iter().skip(1).fold(xb[0].abs(), |m, &v| c_max(m, v.abs()));
+                let max = c_max_of(xb.iter().map(|v| v.abs()));
                 if max < GROUP_MAX_EPS_IQ1_M {
                     scales[ib] = 0.0;
                     l = [1; BS];
@@ -460,7 +460,7 @@ impl Iq1M {
                 yb.qs[2 * ib] = index[0] as u8;
                 yb.qs[2 * ib + 1] = index[1] as u8;
                 yb.qh[ib] = ((index[0] >> 8) | ((index[1] >> 8) << 4)) as u8;
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ1_M));
                 }
                 scales[ib] = scale;

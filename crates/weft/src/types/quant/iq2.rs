@@ -12,11 +12,13 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::{Half, LeU16};
 use super::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
-use super::iq_search::{dequant_group, dot_group, fit, level_code, off_grid, scale_code, split_signs, GridSearch};
+use super::iq_search::{
+    dequantize_grid, fit, level_code, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
+};
 use super::iq_tables::{self, best_neighbour, pack_levels, Lookup};
 use super::k::BlockQ8K;
 use super::scales::{
-    c_max, fma, imatrix_weights, make_qp_quants, sum_squares, QpLoops, GROUP_MAX_EPS, GROUP_MAX_EPS_IQ2_S,
+    c_max, c_max_of, fma, imatrix_weights, make_qp_quants, sum_squares, QpLoops, GROUP_MAX_EPS, GROUP_MAX_EPS_IQ2_S,
 };
 use super::{check_half, for_each_row, Format};
 use crate::error::{Error, Result};
@@ -61,10 +63,72 @@ fn needs_imatrix(ty: Type) -> Error {
     ))
 }
 
+/// A row quantizer driven by an importance matrix.
+type WeightedRow<B> = fn(&[f32], &mut [B], &[f32]) -> Result<()>;
+
+/// `quantize_iq2_xxs` / `iq2_xs`: `row` on every row, with the (required) importance matrix.
+fn rows_with_imatrix<F: Format>(
+    x: &[f32],
+    y: &mut [F::Block],
+    n_per_row: usize,
+    imatrix: Option<&[f32]>,
+    row: WeightedRow<F::Block>,
+) -> Result<()> {
+    let qw = imatrix.ok_or_else(|| needs_imatrix(F::TYPE))?;
+    for_each_row::<F>(x, y, n_per_row, |xr, yr| row(xr, yr, qw))
+}
+
+/// The sub-block multiplier of all three IQ2 dequantizers: `d * (0.5 + code) / 4`.
+fn iq2_db(d: f32, code: u32) -> f32 {
+    d * (0.5 + code as f32) * 0.25
+}
+
 /// The two u32 of IQ2_XXS sub-block `ib`: grid indices, and signs + scale.
 fn xxs_words(b: &BlockIq2Xxs, ib: usize) -> (u32, u32) {
     let w = |o: usize| u32::from_le_bytes([b.qs[o], b.qs[o + 1], b.qs[o + 2], b.qs[o + 3]]);
     (w(8 * ib), w(8 * ib + 4))
+}
+
+impl GridBlock for BlockIq2Xxs {
+    fn d(&self) -> Half {
+        self.d
+    }
+    fn group(&self, g: usize) -> (u64, u8) {
+        let (grid, aux) = xxs_words(self, g / 4);
+        let l = g % 4;
+        (IQ2XXS_GRID[(grid >> (8 * l)) as u8 as usize], KSIGNS_IQ2XS[((aux >> (7 * l)) & 127) as usize])
+    }
+    fn code(&self, h: usize) -> u32 {
+        xxs_words(self, h / 2).1 >> 28
+    }
+}
+
+impl GridBlock for BlockIq2Xs {
+    fn d(&self) -> Half {
+        self.d
+    }
+    fn group(&self, g: usize) -> (u64, u8) {
+        let q = self.qs[g].get();
+        (IQ2XS_GRID[(q & 511) as usize], KSIGNS_IQ2XS[(q >> 9) as usize])
+    }
+    fn code(&self, h: usize) -> u32 {
+        ((self.scales[h / 2] >> (4 * (h % 2))) & 0xf) as u32
+    }
+}
+
+impl GridBlock for BlockIq2S {
+    fn d(&self) -> Half {
+        self.d
+    }
+    /// 10-bit grid index: 8 bits in `qs`, 2 in `qh`; the sign bytes follow the 32 index bytes.
+    fn group(&self, g: usize) -> (u64, u8) {
+        let (ib, l) = (g / 4, g % 4);
+        let index = self.qs[g] as usize | ((self.qh[ib] as usize) << (8 - 2 * l) & 0x300);
+        (IQ2S_GRID[index], self.qs[QK_K / 8 + g])
+    }
+    fn code(&self, h: usize) -> u32 {
+        ((self.scales[h / 2] >> (4 * (h % 2))) & 0xf) as u32
+    }
 }
 
 /// Sub-block weights `qw * sqrt(sigma2 + x^2)` and their square roots (used to rank grid
@@ -94,11 +158,8 @@ impl Iq2Xxs {
             for (ib, (xb, qb)) in xbl.chunks_exact(32).zip(qbl.chunks_exact(32)).enumerate() {
                 weights_with_roots(qb, xb, sigma2, &mut weight, &mut waux);
                 let mut signs = [0u8; 4];
-                for k in 0..4 {
-                    let g = 8 * k..8 * k + 8;
-                    signs[k] = split_signs(&xb[g.clone()], &weight[g.clone()], &mut xval[g], true);
-                }
-                let max = xval.iter().skip(1).fold(xval[0], |m, &v| c_max(m, v));
+                split_group_signs(xb, &weight, &mut xval, &mut signs, true);
+                let max = c_max_of(xval.iter().copied());
                 if max < GROUP_MAX_EPS {
                     scales[ib] = 0.0;
                     continue;
@@ -148,7 +209,7 @@ impl Iq2Xxs {
                     q2[2 * ib] |= (index as u32) << (8 * k);
                     q2[2 * ib + 1] |= (signs[k] as u32) << (7 * k);
                 }
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ2_XXS));
                 }
                 scales[ib] = scale;
@@ -206,42 +267,15 @@ impl Format for Iq2Xxs {
     }
 
     fn quantize_rows(x: &[f32], y: &mut [BlockIq2Xxs], n_per_row: usize, imatrix: Option<&[f32]>) -> Result<()> {
-        let qw = imatrix.ok_or_else(|| needs_imatrix(Self::TYPE))?;
-        for_each_row::<Self>(x, y, n_per_row, |xr, yr| Self::quantize_row(xr, yr, qw))
+        rows_with_imatrix::<Self>(x, y, n_per_row, imatrix, Self::quantize_row)
     }
 
     fn dequantize(x: &[BlockIq2Xxs], y: &mut [f32]) {
-        for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
-            let d = b.d.to_f32();
-            for (ib, o32) in out.chunks_exact_mut(32).enumerate() {
-                let (grid, aux) = xxs_words(b, ib);
-                let db = d * (0.5 + (aux >> 28) as f32) * 0.25;
-                for (l, o8) in o32.chunks_exact_mut(8).enumerate() {
-                    let entry = IQ2XXS_GRID[(grid >> (8 * l)) as u8 as usize];
-                    dequant_group(o8, db, entry, KSIGNS_IQ2XS[((aux >> (7 * l)) & 127) as usize]);
-                }
-            }
-        }
+        dequantize_grid(x, y, iq2_db);
     }
 
     fn vec_dot(x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
-        let mut sumf = 0.0f32;
-        for (bx, by) in x.iter().zip(y) {
-            let d = bx.d.to_f32() * by.d.get();
-            let mut bsum = 0i32;
-            for (ib, q32) in by.qs.chunks_exact(32).enumerate() {
-                let (grid, aux) = xxs_words(bx, ib);
-                let ls = 2 * (aux >> 28) as i32 + 1;
-                let mut sumi = 0i32;
-                for (l, q8) in q32.chunks_exact(8).enumerate() {
-                    let entry = IQ2XXS_GRID[(grid >> (8 * l)) as u8 as usize];
-                    sumi += dot_group(q8, entry, KSIGNS_IQ2XS[((aux >> (7 * l)) & 127) as usize]);
-                }
-                bsum += sumi * ls;
-            }
-            sumf += d * bsum as f32;
-        }
-        0.125 * sumf
+        vec_dot_grid(x, y, 0.125)
     }
 
     fn bad_scale(b: &BlockIq2Xxs) -> Option<(&'static str, f32)> {
@@ -276,11 +310,8 @@ impl Iq2Xs {
             for (ib, (xb, qb)) in xbl.chunks_exact(16).zip(qbl.chunks_exact(16)).enumerate() {
                 weights_with_roots(qb, xb, sigma2, &mut weight, &mut waux);
                 let mut signs = [0u8; 2];
-                for k in 0..2 {
-                    let g = 8 * k..8 * k + 8;
-                    signs[k] = split_signs(&xb[g.clone()], &weight[g.clone()], &mut xval[g], true);
-                }
-                let max = xval.iter().skip(1).fold(xval[0], |m, &v| c_max(m, v));
+                split_group_signs(xb, &weight, &mut xval, &mut signs, true);
+                let max = c_max_of(xval.iter().copied());
                 if max < GROUP_MAX_EPS {
                     scales[ib] = 0.0;
                     l = [0; 16];
@@ -296,7 +327,7 @@ impl Iq2Xs {
                     let index = search.index_of(&l[8 * k..])?;
                     q2[2 * ib + k] = index as u16 | (signs[k] as u16) << 9;
                 }
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ2_XS));
                 }
                 scales[ib] = scale;
@@ -328,44 +359,15 @@ impl Format for Iq2Xs {
     }
 
     fn quantize_rows(x: &[f32], y: &mut [BlockIq2Xs], n_per_row: usize, imatrix: Option<&[f32]>) -> Result<()> {
-        let qw = imatrix.ok_or_else(|| needs_imatrix(Self::TYPE))?;
-        for_each_row::<Self>(x, y, n_per_row, |xr, yr| Self::quantize_row(xr, yr, qw))
+        rows_with_imatrix::<Self>(x, y, n_per_row, imatrix, Self::quantize_row)
     }
 
     fn dequantize(x: &[BlockIq2Xs], y: &mut [f32]) {
-        for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
-            let d = b.d.to_f32();
-            for (ib, o32) in out.chunks_exact_mut(32).enumerate() {
-                let sc = b.scales[ib];
-                let db = [d * (0.5 + (sc & 0xf) as f32) * 0.25, d * (0.5 + (sc >> 4) as f32) * 0.25];
-                for (l, o8) in o32.chunks_exact_mut(8).enumerate() {
-                    let q = b.qs[4 * ib + l].get();
-                    dequant_group(o8, db[l / 2], IQ2XS_GRID[(q & 511) as usize], KSIGNS_IQ2XS[(q >> 9) as usize]);
-                }
-            }
-        }
+        dequantize_grid(x, y, iq2_db);
     }
 
     fn vec_dot(x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
-        let mut sumf = 0.0f32;
-        for (bx, by) in x.iter().zip(y) {
-            let d = bx.d.to_f32() * by.d.get();
-            let mut bsum = 0i32;
-            for (ib, q32) in by.qs.chunks_exact(32).enumerate() {
-                let sc = bx.scales[ib];
-                let ls = [2 * (sc & 0xf) as i32 + 1, 2 * (sc >> 4) as i32 + 1];
-                for (half, q16) in q32.chunks_exact(16).enumerate() {
-                    let mut sumi = 0i32;
-                    for (l, q8) in q16.chunks_exact(8).enumerate() {
-                        let q = bx.qs[4 * ib + 2 * half + l].get();
-                        sumi += dot_group(q8, IQ2XS_GRID[(q & 511) as usize], KSIGNS_IQ2XS[(q >> 9) as usize]);
-                    }
-                    bsum += sumi * ls[half];
-                }
-            }
-            sumf += d * bsum as f32;
-        }
-        0.125 * sumf
+        vec_dot_grid(x, y, 0.125)
     }
 
     fn bad_scale(b: &BlockIq2Xs) -> Option<(&'static str, f32)> {
@@ -410,11 +412,8 @@ impl Iq2S {
                     *a = w.sqrt();
                 }
                 let mut signs = [0u8; 2];
-                for k in 0..2 {
-                    let g = 8 * k..8 * k + 8;
-                    signs[k] = split_signs(&xb[g.clone()], &weight[g.clone()], &mut xval[g], false);
-                }
-                let max = xval.iter().skip(1).fold(xval[0], |m, &v| c_max(m, v));
+                split_group_signs(xb, &weight, &mut xval, &mut signs, false);
+                let max = c_max_of(xval.iter().copied());
                 if max < GROUP_MAX_EPS_IQ2_S {
                     scales[ib] = 0.0;
                     continue;
@@ -432,7 +431,7 @@ impl Iq2S {
                     yb.qh[i8 / 4] |= ((index >> 8) as u8) << (2 * (i8 % 4));
                     yb.qs[QK_K / 8 + i8] = signs[k];
                 }
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ2_S));
                 }
                 scales[ib] = scale;
@@ -449,13 +448,6 @@ impl Iq2S {
             }
         }
         Ok(())
-    }
-
-    /// Grid entry and sign byte of group `g` (0..32) of a block.
-    fn group(b: &BlockIq2S, g: usize) -> (u64, u8) {
-        let (ib, l) = (g / 4, g % 4);
-        let index = b.qs[g] as usize | ((b.qh[ib] as usize) << (8 - 2 * l) & 0x300);
-        (IQ2S_GRID[index], b.qs[QK_K / 8 + g])
     }
 }
 
@@ -474,37 +466,11 @@ impl Format for Iq2S {
     }
 
     fn dequantize(x: &[BlockIq2S], y: &mut [f32]) {
-        for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
-            let d = b.d.to_f32();
-            for (ib, o32) in out.chunks_exact_mut(32).enumerate() {
-                let sc = b.scales[ib];
-                let db = [d * (0.5 + (sc & 0xf) as f32) * 0.25, d * (0.5 + (sc >> 4) as f32) * 0.25];
-                for (l, o8) in o32.chunks_exact_mut(8).enumerate() {
-                    let (entry, signs) = Self::group(b, 4 * ib + l);
-                    dequant_group(o8, db[l / 2], entry, signs);
-                }
-            }
-        }
+        dequantize_grid(x, y, iq2_db);
     }
 
     fn vec_dot(x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
-        let mut sumf = 0.0f32;
-        for (bx, by) in x.iter().zip(y) {
-            let d = bx.d.to_f32() * by.d.get();
-            let mut bsum = 0i32;
-            for (ib, q32) in by.qs.chunks_exact(32).enumerate() {
-                let sc = bx.scales[ib];
-                let ls = [1 + 2 * (sc & 0xf) as i32, 1 + 2 * (sc >> 4) as i32];
-                let mut sumi = [0i32; 2];
-                for (l, q8) in q32.chunks_exact(8).enumerate() {
-                    let (entry, signs) = Self::group(bx, 4 * ib + l);
-                    sumi[l / 2] += dot_group(q8, entry, signs);
-                }
-                bsum += ls[0] * sumi[0] + ls[1] * sumi[1];
-            }
-            sumf += d * bsum as f32;
-        }
-        0.125 * sumf
+        vec_dot_grid(x, y, 0.125)
     }
 
     fn bad_scale(b: &BlockIq2S) -> Option<(&'static str, f32)> {

@@ -9,10 +9,10 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::grids::{IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS};
-use super::iq_search::{dequant_group, dot_group, off_grid, scale_code, split_signs, GridSearch};
+use super::iq_search::{dequantize_grid, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch};
 use super::iq_tables;
 use super::k::BlockQ8K;
-use super::scales::{c_max, imatrix_weights, sum_squares, GROUP_MAX_EPS_IQ3_XXS};
+use super::scales::{c_max, c_max_of, imatrix_weights, sum_squares, GROUP_MAX_EPS_IQ3_XXS};
 use super::{check_half, for_each_row, Format};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
@@ -59,6 +59,48 @@ fn pair(lo: u32, hi: u32) -> u64 {
     lo as u64 | (hi as u64) << 32
 }
 
+impl BlockIq3Xxs {
+    /// The signs-and-scale word of sub-block `ib`.
+    fn aux(&self, ib: usize) -> u32 {
+        let o = QK_K / 4 + 4 * ib;
+        u32::from_le_bytes([self.qs[o], self.qs[o + 1], self.qs[o + 2], self.qs[o + 3]])
+    }
+}
+
+impl GridBlock for BlockIq3Xxs {
+    fn d(&self) -> Half {
+        self.d
+    }
+    fn group(&self, g: usize) -> (u64, u8) {
+        let (ib, l) = (g / 4, g % 4);
+        let q = &self.qs[8 * ib + 2 * l..];
+        let entry = pair(IQ3XXS_GRID[q[0] as usize], IQ3XXS_GRID[q[1] as usize]);
+        (entry, KSIGNS_IQ2XS[((self.aux(ib) >> (7 * l)) & 127) as usize])
+    }
+    fn code(&self, h: usize) -> u32 {
+        self.aux(h / 2) >> 28
+    }
+}
+
+impl GridBlock for BlockIq3S {
+    fn d(&self) -> Half {
+        self.d
+    }
+    /// 9-bit grid indices: 8 bits in `qs`, the 9th in bit `k` of `qh[ib]` for 4-wide entry `k`.
+    fn group(&self, g: usize) -> (u64, u8) {
+        let (ib, l) = (g / 4, g % 4);
+        let qh = self.qh[ib] as usize;
+        let i1 = self.qs[8 * ib + 2 * l] as usize | ((qh << (8 - 2 * l)) & 256);
+        let i2 = self.qs[8 * ib + 2 * l + 1] as usize | ((qh << (7 - 2 * l)) & 256);
+        (pair(IQ3S_GRID[i1], IQ3S_GRID[i2]), self.signs[4 * ib + l])
+    }
+    /// One 4-bit code per 32 elements, two per byte.
+    fn code(&self, h: usize) -> u32 {
+        let ib = h / 2;
+        ((self.scales[ib / 2] >> (4 * (ib % 2))) & 0xf) as u32
+    }
+}
+
 pub struct Iq3Xxs;
 
 impl Iq3Xxs {
@@ -89,11 +131,8 @@ impl Iq3Xxs {
                 let o = QK_K * ibl + 32 * ib;
                 iq3_weights(qw.map(|q| &q[o..o + 32]), xb, sigma2, &mut weight, &mut waux);
                 let mut signs = [0u8; 4];
-                for k in 0..4 {
-                    let g = 8 * k..8 * k + 8;
-                    signs[k] = split_signs(&xb[g.clone()], &weight[g.clone()], &mut xval[g], true);
-                }
-                let max = xval.iter().skip(1).fold(xval[0], |m, &v| c_max(m, v));
+                split_group_signs(xb, &weight, &mut xval, &mut signs, true);
+                let max = c_max_of(xval.iter().copied());
                 if max < GROUP_MAX_EPS_IQ3_XXS {
                     scales[ib] = 0.0;
                     l = [0; 32];
@@ -109,7 +148,7 @@ impl Iq3Xxs {
                 }
                 scales_and_signs[ib] =
                     signs[0] as u32 | (signs[1] as u32) << 7 | (signs[2] as u32) << 14 | (signs[3] as u32) << 21;
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ3_XXS));
                 }
                 scales[ib] = scale;
@@ -133,19 +172,6 @@ impl Iq3Xxs {
         }
         Ok(())
     }
-
-    /// The signs-and-scale word of sub-block `ib`.
-    fn aux(b: &BlockIq3Xxs, ib: usize) -> u32 {
-        let o = QK_K / 4 + 4 * ib;
-        u32::from_le_bytes([b.qs[o], b.qs[o + 1], b.qs[o + 2], b.qs[o + 3]])
-    }
-
-    /// Grid pair and sign byte of 8-element group `l` of sub-block `ib`.
-    fn group(b: &BlockIq3Xxs, ib: usize, l: usize, aux: u32) -> (u64, u8) {
-        let q = &b.qs[8 * ib + 2 * l..];
-        let entry = pair(IQ3XXS_GRID[q[0] as usize], IQ3XXS_GRID[q[1] as usize]);
-        (entry, KSIGNS_IQ2XS[((aux >> (7 * l)) & 127) as usize])
-    }
 }
 
 impl Format for Iq3Xxs {
@@ -162,37 +188,11 @@ impl Format for Iq3Xxs {
     }
 
     fn dequantize(x: &[BlockIq3Xxs], y: &mut [f32]) {
-        for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
-            let d = b.d.to_f32();
-            for (ib, o32) in out.chunks_exact_mut(32).enumerate() {
-                let aux = Self::aux(b, ib);
-                let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
-                for (l, o8) in o32.chunks_exact_mut(8).enumerate() {
-                    let (entry, signs) = Self::group(b, ib, l, aux);
-                    dequant_group(o8, db, entry, signs);
-                }
-            }
-        }
+        dequantize_grid(x, y, |d, code| d * (0.5 + code as f32) * 0.5);
     }
 
     fn vec_dot(x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
-        let mut sumf = 0.0f32;
-        for (bx, by) in x.iter().zip(y) {
-            let d = bx.d.to_f32() * by.d.get();
-            let mut bsum = 0i32;
-            for (ib, q32) in by.qs.chunks_exact(32).enumerate() {
-                let aux = Self::aux(bx, ib);
-                let ls = 2 * (aux >> 28) as i32 + 1;
-                let mut sumi = 0i32;
-                for (l, q8) in q32.chunks_exact(8).enumerate() {
-                    let (entry, signs) = Self::group(bx, ib, l, aux);
-                    sumi += dot_group(q8, entry, signs);
-                }
-                bsum += sumi * ls;
-            }
-            sumf += d * bsum as f32;
-        }
-        0.25 * sumf
+        vec_dot_grid(x, y, 0.25)
     }
 
     fn bad_scale(b: &BlockIq3Xxs) -> Option<(&'static str, f32)> {
@@ -232,11 +232,8 @@ impl Iq3S {
                 let o = QK_K * ibl + IQ3S_BS * ib;
                 iq3_weights(qw.map(|q| &q[o..o + IQ3S_BS]), xb, sigma2, &mut weight, &mut waux);
                 let mut signs = [0u8; IQ3S_BS / 8];
-                for k in 0..IQ3S_BS / 8 {
-                    let g = 8 * k..8 * k + 8;
-                    signs[k] = split_signs(&xb[g.clone()], &weight[g.clone()], &mut xval[g], false);
-                }
-                let max = xval.iter().skip(1).fold(xval[0], |m, &v| c_max(m, v));
+                split_group_signs(xb, &weight, &mut xval, &mut signs, false);
+                let max = c_max_of(xval.iter().copied());
                 if max == 0.0 {
                     scales[ib] = 0.0;
                     continue;
@@ -256,7 +253,7 @@ impl Iq3S {
                 qs_at += IQ3S_BS / 4;
                 yb.signs[signs_at..signs_at + IQ3S_BS / 8].copy_from_slice(&signs);
                 signs_at += IQ3S_BS / 8;
-                if !(scale >= 0.0) {
+                if scale.is_nan() {
                     return Err(off_grid(Type::IQ3_S));
                 }
                 scales[ib] = scale;
@@ -273,14 +270,6 @@ impl Iq3S {
             }
         }
         Ok(())
-    }
-
-    /// Grid pair (9-bit indices) and sign byte of 8-element group `l` of sub-block `ib`.
-    fn group(b: &BlockIq3S, ib: usize, l: usize) -> (u64, u8) {
-        let qh = b.qh[ib] as usize;
-        let i1 = b.qs[8 * ib + 2 * l] as usize | ((qh << (8 - 2 * l)) & 256);
-        let i2 = b.qs[8 * ib + 2 * l + 1] as usize | ((qh << (7 - 2 * l)) & 256);
-        (pair(IQ3S_GRID[i1], IQ3S_GRID[i2]), b.signs[4 * ib + l])
     }
 }
 
@@ -299,35 +288,11 @@ impl Format for Iq3S {
     }
 
     fn dequantize(x: &[BlockIq3S], y: &mut [f32]) {
-        for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
-            let d = b.d.to_f32();
-            for (ib, o32) in out.chunks_exact_mut(32).enumerate() {
-                let db = d * (1 + 2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0xf) as i32) as f32;
-                for (l, o8) in o32.chunks_exact_mut(8).enumerate() {
-                    let (entry, signs) = Self::group(b, ib, l);
-                    dequant_group(o8, db, entry, signs);
-                }
-            }
-        }
+        dequantize_grid(x, y, |d, code| d * (1 + 2 * code) as f32);
     }
 
     fn vec_dot(x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
-        let mut sumf = 0.0f32;
-        for (bx, by) in x.iter().zip(y) {
-            let d = bx.d.to_f32() * by.d.get();
-            let mut bsum = 0i32;
-            for (ib, q32) in by.qs.chunks_exact(32).enumerate() {
-                let ls = 2 * ((bx.scales[ib / 2] >> (4 * (ib % 2))) & 0xf) as i32 + 1;
-                let mut sumi = 0i32;
-                for (l, q8) in q32.chunks_exact(8).enumerate() {
-                    let (entry, signs) = Self::group(bx, ib, l);
-                    sumi += dot_group(q8, entry, signs);
-                }
-                bsum += sumi * ls;
-            }
-            sumf += d * bsum as f32;
-        }
-        sumf
+        vec_dot_grid(x, y, 1.0)
     }
 
     fn bad_scale(b: &BlockIq3S) -> Option<(&'static str, f32)> {

@@ -2,10 +2,12 @@
 //! extraction, the scale search that snaps groups of levels onto the grid, the 4-bit
 //! sub-block scale code, and the signed grid lookups of their dequantizers and dot products.
 
+use super::block::Half;
 use super::iq_tables::{best_neighbour, pack_levels, GridTables, Lookup};
+use super::k::BlockQ8K;
 use super::scales::{fma, nearest_int_prod};
 use crate::error::{Error, Result};
-use crate::types::Type;
+use crate::types::{Type, QK_K};
 
 /// The error for ggml's `GGML_ABORT`s in the grid quantizers, which only non-finite input
 /// (or an all-zero importance matrix) can reach.
@@ -49,6 +51,15 @@ pub fn split_signs(x: &[f32], weight: &[f32], xval: &mut [f32], even_parity: boo
         s ^= 1 << imin;
     }
     s & 127
+}
+
+/// [`split_signs`] for each group of 8 of a sub-block: magnitudes into `xval`, one sign byte
+/// per group into `signs`.
+pub fn split_group_signs(x: &[f32], weight: &[f32], xval: &mut [f32], signs: &mut [u8], even_parity: bool) {
+    for (k, s) in signs.iter_mut().enumerate() {
+        let g = 8 * k..8 * k + 8;
+        *s = split_signs(&x[g.clone()], &weight[g.clone()], &mut xval[g], even_parity);
+    }
 }
 
 /// The shape of one grid quantizer's scale search.
@@ -108,9 +119,9 @@ impl<const N: usize> GridSearch<'_, N> {
         for is in -self.nsteps..=self.nsteps {
             let id = fma(is as f32, self.step, (2 * self.kmax - 1) as f32) / max;
             let this_scale = 1.0 / id;
-            for k in 0..groups {
+            for (k, on) in on_grid_aux.iter_mut().enumerate().take(groups) {
                 let g = N * k..N * k + N;
-                on_grid_aux[k] = self.snap(&xval[g.clone()], &waux[g.clone()], id, this_scale, &mut laux[g])?;
+                *on = self.snap(&xval[g.clone()], &waux[g.clone()], id, this_scale, &mut laux[g])?;
             }
             let (sumqx, sumq2) = fit(xval, weight, &laux[..n]);
             if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
@@ -122,8 +133,8 @@ impl<const N: usize> GridSearch<'_, N> {
         }
         if on_grid[..groups].iter().any(|&g| !g) && scale > 0.0 {
             let id = 1.0 / scale;
-            for k in 0..groups {
-                if on_grid[k] && !self.resnap_all {
+            for (k, &on) in on_grid.iter().enumerate().take(groups) {
+                if on && !self.resnap_all {
                     continue;
                 }
                 let g = N * k..N * k + N;
@@ -202,4 +213,48 @@ pub fn dot_group(q8: &[i8], entry: u64, signs: u8) -> i32 {
         sumi += grid_byte(entry, j) as i32 * q as i32 * s;
     }
     sumi
+}
+
+/// What the grid I-quants' dequantizers and dot products read from a block.
+pub trait GridBlock {
+    /// The f16 super-block scale.
+    fn d(&self) -> Half;
+    /// Grid entry (8 magnitudes, element 0 in the low byte) and sign byte of 8-element group
+    /// `g` (0..32).
+    fn group(&self, g: usize) -> (u64, u8);
+    /// The 4-bit scale code of 16-element half sub-block `h` (0..16).
+    fn code(&self, h: usize) -> u32;
+}
+
+/// `dequantize_row_iq2_*` / `iq3_*`: `db(d, code)` is the type's sub-block multiplier,
+/// written out per type because its float operations differ.
+pub fn dequantize_grid<B: GridBlock>(x: &[B], y: &mut [f32], db: impl Fn(f32, u32) -> f32) {
+    for (b, out) in x.iter().zip(y.chunks_exact_mut(QK_K)) {
+        let d = b.d().to_f32();
+        for (g, o8) in out.chunks_exact_mut(8).enumerate() {
+            let (entry, signs) = b.group(g);
+            dequant_group(o8, db(d, b.code(g / 2)), entry, signs);
+        }
+    }
+}
+
+/// `ggml_vec_dot_iq2_*_q8_K` / `iq3_*`: integer sums per 16 elements weighted by the odd
+/// scale `2 code + 1` (integer arithmetic, so ggml's grouping of them does not matter), times
+/// `d_x * d_y` per block, times `factor` at the end.
+pub fn vec_dot_grid<B: GridBlock>(x: &[B], y: &[BlockQ8K], factor: f32) -> f32 {
+    let mut sumf = 0.0f32;
+    for (bx, by) in x.iter().zip(y) {
+        let d = bx.d().to_f32() * by.d.get();
+        let mut bsum = 0i32;
+        for (h, q16) in by.qs.chunks_exact(16).enumerate() {
+            let mut sumi = 0i32;
+            for (l, q8) in q16.chunks_exact(8).enumerate() {
+                let (entry, signs) = bx.group(2 * h + l);
+                sumi += dot_group(q8, entry, signs);
+            }
+            bsum += (2 * bx.code(h) as i32 + 1) * sumi;
+        }
+        sumf += d * bsum as f32;
+    }
+    factor * sumf
 }

@@ -8,8 +8,8 @@
 
 use std::sync::OnceLock;
 
-use super::scales::fma;
 use super::grid_seeds::{KGRID_1BIT_2048, KGRID_256, KGRID_2BIT_1024, KGRID_2BIT_256, KGRID_2BIT_512, KGRID_512};
+use super::scales::fma;
 
 pub struct GridTables<const N: usize> {
     /// The grid points, coordinates `2l + 1`.
@@ -60,8 +60,8 @@ fn build<const N: usize>(seeds: &[u16], bits: u32, map_size: usize, nwant: usize
     let mut neighbours = Vec::new();
     let mut dist = vec![0i32; grid.len()];
     let mut close: Vec<(i32, u16)> = Vec::new();
-    for u in 0..map_size {
-        if map[u] >= 0 {
+    for (u, entry) in map.iter_mut().enumerate() {
+        if *entry >= 0 {
             continue;
         }
         let pos = point(u as u32);
@@ -82,7 +82,7 @@ fn build<const N: usize>(seeds: &[u16], bits: u32, map_size: usize, nwant: usize
         close.clear();
         close.extend(dist.iter().enumerate().filter(|(_, &d)| d <= limit).map(|(j, &d)| (d, j as u16)));
         close.sort_unstable();
-        map[u] = -(neighbours.len() as i32 + 1);
+        *entry = -(neighbours.len() as i32 + 1);
         neighbours.push(close.len() as u16);
         neighbours.extend(close.iter().map(|&(_, j)| j));
     }

@@ -10,8 +10,8 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::{Half, LeF32, LeI16};
 use super::scales::{
-    imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, QpLoops, make_qx_quants, nearest_int, nearest_int_prod, signed_absmax,
-    sum_squares, QkxSearch, GROUP_MAX_EPS,
+    imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, make_qx_quants, nearest_int, nearest_int_prod,
+    signed_absmax, sum_squares, QkxSearch, QpLoops, GROUP_MAX_EPS,
 };
 use super::{check_half, Format};
 use crate::error::Result;
@@ -33,7 +33,7 @@ pub struct BlockQ3K {
     /// Bit 2 of each level: element `e` in `hmask[e % 32]`, bit `e / 32`.
     pub hmask: [u8; QK_K / 8],
     pub qs: [u8; QK_K / 4],
-    /// 16 6-bit scales, see [`unpack_q3_scales`].
+    /// 16 6-bit scales: low nibbles in bytes 0..8, the top 2 bits of scale `j` in byte `8 + j % 4`.
     pub scales: [u8; 12],
     pub d: Half,
 }

@@ -9,7 +9,9 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::k::{BlockQ8K, LaneSums};
-use super::scales::{imatrix_weights, make_qkx_quants, make_qp_quants, QpLoops, nearest_int, nearest_int_prod, sum_squares, QkxSearch};
+use super::scales::{
+    imatrix_weights, make_qkx_quants, make_qp_quants, nearest_int, nearest_int_prod, sum_squares, QkxSearch, QpLoops,
+};
 use super::{check_half, Format};
 use crate::error::Result;
 use crate::types::{Type, QK_K};

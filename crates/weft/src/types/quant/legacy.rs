@@ -9,7 +9,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::scales::{
-    fma, imatrix_weights, make_qkx_quants, make_qx_quants, signed_absmax, sum_squares, trunc_i32, QkxSearch,
+    c_max_of, fma, imatrix_weights, make_qkx_quants, make_qx_quants, signed_absmax, sum_squares, trunc_i32, QkxSearch,
 };
 use super::{check_half, Format};
 use crate::error::Result;
@@ -381,10 +381,7 @@ impl Format for Q5_1 {
 /// `quantize_row_q8_0_ref` / `q8_1_ref` for one block: d = amax / 127 and `roundf(x / d)`
 /// (ties away from zero).
 fn quantize_q8_block(x: &[f32], qs: &mut [i8; QK]) -> f32 {
-    let mut amax = 0.0f32;
-    for &v in x {
-        amax = super::scales::c_max(amax, v.abs());
-    }
+    let amax = c_max_of(x.iter().map(|v| v.abs()));
     let d = amax / 127.0;
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     for (o, &v) in qs.iter_mut().zip(x) {
@@ -397,10 +394,7 @@ fn quantize_q8_block(x: &[f32], qs: &mut [i8; QK]) -> f32 {
 /// on x86-64): the multiplier is `127 / amax` rather than `1 / d`, levels are rounded half to
 /// even (`_mm256_round_ps`), and the int32 -> int8 packing saturates.
 fn quantize_q8_block_x86(x: &[f32], qs: &mut [i8; QK]) -> (f32, i32) {
-    let mut amax = 0.0f32;
-    for &v in x {
-        amax = super::scales::c_max(amax, v.abs());
-    }
+    let amax = c_max_of(x.iter().map(|v| v.abs()));
     let d = amax / 127.0;
     let id = if amax != 0.0 { 127.0 / amax } else { 0.0 };
     let mut sum = 0i32;

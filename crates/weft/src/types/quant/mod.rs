@@ -1,10 +1,18 @@
-//! ggml's quantized block formats, bit-exact with ggml's CPU reference code (ggml-quants.c at
-//! llama.cpp 5c333e01): reference and importance-matrix quantizers, dequantizers, the scalar
-//! dot products against the activation formats (Q8_0 / Q8_1 / Q8_K) and row validation.
+//! ggml's quantized block formats (ggml-quants.c at llama.cpp 5c333e01): reference and
+//! importance-matrix quantizers, dequantizers, the scalar dot products against the activation
+//! formats (Q8_0 / Q8_1 / Q8_K) and row validation.
+//!
+//! Quantizers and dequantizers are bit-exact with ggml as its x86-64 CPU build computes them,
+//! which is what produced ggml's reference outputs: GCC's fused multiply-adds included (see
+//! `scales.rs`), and the AVX `from_float` of q8_0 / q8_1 ([`quantize_row`]). The dot products
+//! follow ggml's scalar code with plain (unfused) C arithmetic; the CPU's SIMD kernels sum in
+//! other orders and agree to rounding.
 //!
 //! Every function takes raw bytes, checks lengths up front and returns an [`Error`] (never
 //! panics) on bad input. Blocks are `#[repr(C)]` structs with alignment 1 (see [`block`]), so
-//! they are viewed in place in byte buffers of any alignment.
+//! they are viewed in place in byte buffers of any alignment. The I-quant quantizers' search
+//! tables (ggml's `iq2xs_init_impl` / `iq3xs_init_impl`) are built on first use, once per
+//! process, and shared between threads.
 //!
 //! The repacked CPU layouts `q4_0_4x4`, `q4_0_4x8` and `q4_0_8x8` are not supported: every
 //! function returns a `NotSupported` error for them.
@@ -228,27 +236,20 @@ fn kernels(ty: Type) -> Result<&'static dyn Kernels> {
 fn whole_blocks(ty: Type, len: usize, what: &str) -> Result<usize> {
     let blck = ty.blck_size();
     crate::ensure!(
-        len % blck == 0,
+        len.is_multiple_of(blck),
         "{what}: {len} elements are not a whole number of {ty} blocks ({blck} elements each)"
     );
     Ok(len / blck * ty.type_size())
 }
 
-/// ggml's reference row quantizer (`quantize_row_<type>_ref`, which is also what the scalar
-/// CPU backend uses as `from_float`, e.g. for `CPY` f32 -> quant). `src.len()` must be a
-/// multiple of the block size and `dst` exactly the row size. iq2_xxs, iq2_xs and iq1_s have
-/// no reference quantizer in ggml (they need an importance matrix: use [`quantize_chunk`]);
-/// iq1_m, which has none either, uses `quantize_iq1_m` without an importance matrix.
+/// ggml's reference row quantizer (`quantize_row_<type>_ref`: deterministic model-file
+/// quantization, and for every type but q8_0 / q8_1 also what [`quantize_row`] does).
+/// `src.len()` must be a multiple of the block size and `dst` exactly the row size.
+/// iq2_xxs, iq2_xs and iq1_s have no reference quantizer in ggml (they need an importance
+/// matrix: use [`quantize_chunk`]) and return a `NotSupported` error; iq1_m, which has none
+/// either, uses `quantize_iq1_m` without an importance matrix.
 pub fn quantize_row_ref(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    let k = kernels(ty)?;
-    let size = whole_blocks(ty, src.len(), "quantizeRow")?;
-    crate::ensure!(
-        dst.len() == size,
-        "quantizeRow: {} {ty} elements take {size} bytes, but dst has {}",
-        src.len(),
-        dst.len()
-    );
-    k.quantize_ref(src, dst)
+    row_kernels(ty, src, dst)?.quantize_ref(src, dst)
 }
 
 /// ggml's `from_float` for `ty` (`quantize_row_<type>`) as the x86-64 CPU backend runs it:
@@ -257,6 +258,11 @@ pub fn quantize_row_ref(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// and round halves to even (the scalar references use `1/d` and round halves away from
 /// zero). Same length rules as [`quantize_row_ref`].
 pub fn quantize_row(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    row_kernels(ty, src, dst)?.quantize_row(src, dst)
+}
+
+/// The kernels of `ty` once `src` is checked to be whole blocks and `dst` their row size.
+fn row_kernels(ty: Type, src: &[f32], dst: &[u8]) -> Result<&'static dyn Kernels> {
     let k = kernels(ty)?;
     let size = whole_blocks(ty, src.len(), "quantizeRow")?;
     crate::ensure!(
@@ -265,13 +271,14 @@ pub fn quantize_row(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
         src.len(),
         dst.len()
     );
-    k.quantize_row(src, dst)
+    Ok(k)
 }
 
 /// `ggml_quantize_chunk`: quantizes `nrows` rows of `n_per_row` floats with the per-type
 /// `quantize_<type>` function ggml uses for model files, optionally guided by an importance
 /// matrix (one weight per column). `src` must hold exactly `nrows * n_per_row` floats and `dst`
-/// exactly `nrows` rows of the type. Returns the bytes written.
+/// exactly `nrows` rows of the type. Returns the bytes written. q8_1 and q8_K, which
+/// `ggml_quantize_chunk` refuses, use their reference quantizers.
 pub fn quantize_chunk(
     ty: Type,
     src: &[f32],
@@ -379,8 +386,8 @@ pub fn quantize_row_for_dot(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()>
 }
 
 /// `ggml_vec_dot_<ty>_<vec_dot_type>`: the dot product of `n` elements of row `x` (type `ty`)
-/// with row `y` (type [`vec_dot_type`]`(ty)`), computed like ggml's scalar code. Both rows
-/// must be exactly `n` elements long.
+/// with row `y` (type [`vec_dot_type`]`(ty)`), computed like ggml's scalar code (the
+/// reference a SIMD version is tested against). Both rows must be exactly `n` elements long.
 pub fn vec_dot(ty: Type, n: usize, x: &[u8], y: &[u8]) -> Result<f32> {
     let k = kernels(ty)?;
     let yt = vec_dot_type(ty);
@@ -396,7 +403,7 @@ pub fn vec_dot(ty: Type, n: usize, x: &[u8], y: &[u8]) -> Result<f32> {
 /// pass. ggml rejects q8_1 outright; weft checks its two f16 fields like the other types.
 pub fn validate_row_data(ty: Type, data: &[u8]) -> Result<()> {
     crate::ensure!(
-        data.len() % ty.type_size() == 0,
+        data.len().is_multiple_of(ty.type_size()),
         "validateRowData: {} bytes are not whole {ty} blocks ({} bytes each)",
         data.len(),
         ty.type_size()

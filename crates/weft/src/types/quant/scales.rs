@@ -78,6 +78,14 @@ pub fn c_max(a: f32, b: f32) -> f32 {
     }
 }
 
+/// The largest value, with C's `MAX` (the first element seeds the fold).
+#[inline]
+pub fn c_max_of(x: impl IntoIterator<Item = f32>) -> f32 {
+    let mut it = x.into_iter();
+    let first = it.next().unwrap_or(0.0);
+    it.fold(first, c_max)
+}
+
 /// Sequential sum of squares, as ggml's `for (...) sumx2 += x[i]*x[i];`. GCC vectorizes
 /// every such loop (as an in-order reduction), so the squares are rounded before the adds.
 #[inline]

@@ -9,7 +9,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::k::{pack_2bit, unpack_2bit, BlockQ8K};
-use super::scales::c_max;
+use super::scales::c_max_of;
 use super::{check_half, Format};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
@@ -37,10 +37,7 @@ const _: () = assert!(size_of::<BlockTq2_0>() == Type::TQ2_0.type_size());
 
 /// The absmax scale of a ternary block and its inverse (0 for an all-zero block).
 fn ternary_scale(x: &[f32]) -> (f32, f32) {
-    let mut amax = 0.0f32;
-    for &v in x {
-        amax = c_max(amax, v.abs());
-    }
+    let amax = c_max_of(x.iter().map(|v| v.abs()));
     (amax, if amax != 0.0 { 1.0 / amax } else { 0.0 })
 }
 
@@ -100,7 +97,7 @@ impl Format for Tq1_0 {
                 let q = if i >= TQ1_QS { q.wrapping_mul(3) } else { *q };
                 // Ceiling division by 243 after scaling to 256: the trit-extraction trick
                 // in `tq1_values` needs the rounding up.
-                let q = ((q as u16 * 256 + (243 - 1)) / 243) as u8;
+                let q = (q as u16 * 256).div_ceil(243) as u8;
                 if i < TQ1_QS {
                     yb.qs[i] = q;
                 } else {

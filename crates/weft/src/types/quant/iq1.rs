@@ -197,8 +197,8 @@ impl Iq1S {
                 imatrix_weights(&qw[o..o + BS], xb, sigma2, &mut weight);
                 let max = c_max_of(xb.iter().map(|v| v.abs()));
                 if max < GROUP_MAX_EPS_IQ1_S {
+                    // (ggml also sets the levels to 1 here; nothing reads them.)
                     scales[ib] = 0.0;
-                    l = [1; BS];
                     continue;
                 }
                 let order = sorted_indices(xb);
@@ -398,8 +398,8 @@ impl Iq1M {
                 iq1_weights(sub_qw(ib), xb, sigma2, &mut weight);
                 let max = c_max_of(xb.iter().map(|v| v.abs()));
                 if max < GROUP_MAX_EPS_IQ1_M {
+                    // (ggml also sets the levels to 1 here; nothing reads them.)
                     scales[ib] = 0.0;
-                    l = [1; BS];
                     continue;
                 }
                 let order = sorted_indices(xb);

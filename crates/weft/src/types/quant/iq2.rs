@@ -13,9 +13,9 @@ use bytemuck::{Pod, Zeroable};
 use super::block::{Half, LeU16};
 use super::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_search::{
-    dequantize_grid, fit, level_code, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
+    dequantize_grid, fit, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
 };
-use super::iq_tables::{self, best_neighbour, pack_levels, Lookup};
+use super::iq_tables;
 use super::k::BlockQ8K;
 use super::scales::{
     c_max, c_max_of, fma, imatrix_weights, make_qp_quants, sum_squares, QpLoops, GROUP_MAX_EPS, GROUP_MAX_EPS_IQ2_S,
@@ -146,7 +146,17 @@ impl Iq2Xxs {
     /// `quantize_row_iq2_xxs_impl` for one row.
     fn quantize_row(x: &[f32], y: &mut [BlockIq2Xxs], qw: &[f32]) -> Result<()> {
         const KMAXQ: i32 = 3;
-        let t = iq_tables::iq2xxs();
+        // Only the snapping and the final lookup are shared with the other grid types: the
+        // scale search itself starts from `make_qp_quants` here.
+        let grid = GridSearch {
+            ty: Type::IQ2_XXS,
+            tables: iq_tables::iq2xxs(),
+            bits: 2,
+            kmax: KMAXQ,
+            nsteps: 6,
+            step: 0.1,
+            resnap_all: true,
+        };
         let (mut weight, mut waux, mut xval) = ([0f32; 32], [0f32; 32], [0f32; 32]);
         let mut laux = [0i8; 32];
         for ((xbl, qbl), yb) in x.chunks_exact(QK_K).zip(qw.chunks_exact(QK_K)).zip(y) {
@@ -176,7 +186,7 @@ impl Iq2Xxs {
                     let this_scale = 1.0 / id;
                     for k in 0..4 {
                         let g = 8 * k..8 * k + 8;
-                        snap_to_grid(t, &xval[g.clone()], &waux[g.clone()], id, this_scale, &mut laux[g])?;
+                        grid.snap(&xval[g.clone()], &waux[g.clone()], id, this_scale, &mut laux[g])?;
                     }
                     let (sumqx, sumq2) = fit(&xval, &weight, &laux);
                     if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
@@ -189,7 +199,7 @@ impl Iq2Xxs {
                     let id = 1.0 / scale;
                     for k in 0..4 {
                         let g = 8 * k..8 * k + 8;
-                        snap_to_grid(t, &xval[g.clone()], &waux[g.clone()], id, scale, &mut l[g])?;
+                        grid.snap(&xval[g.clone()], &waux[g.clone()], id, scale, &mut l[g])?;
                     }
                     let (sumqx, sumq2) = fit(&xval, &weight, &l);
                     if sumq2 > 0.0 {
@@ -202,10 +212,7 @@ impl Iq2Xxs {
                     signs = signs.map(|s| !s & 127);
                 }
                 for k in 0..4 {
-                    let index = match t.lookup(pack_levels(&l[8 * k..8 * k + 8], 2)) {
-                        Lookup::OnGrid(i) => i,
-                        Lookup::Neighbours(_) => return Err(off_grid(Type::IQ2_XXS)),
-                    };
+                    let index = grid.index_of(&l[8 * k..])?;
                     q2[2 * ib] |= (index as u32) << (8 * k);
                     q2[2 * ib + 1] |= (signs[k] as u32) << (7 * k);
                 }
@@ -230,30 +237,6 @@ impl Iq2Xxs {
             }
         }
         Ok(())
-    }
-}
-
-/// IQ2_XXS's snap of one group of 8: levels at inverse scale `id`, or the best neighbour at
-/// `scale` when they are off the grid.
-fn snap_to_grid(
-    t: &iq_tables::GridTables<8>,
-    xval: &[f32],
-    waux: &[f32],
-    id: f32,
-    scale: f32,
-    l: &mut [i8],
-) -> Result<()> {
-    for (li, &v) in l.iter_mut().zip(xval) {
-        *li = level_code(id, v).clamp(0, 2) as i8;
-    }
-    match t.lookup(pack_levels(l, 2)) {
-        Lookup::OnGrid(i) => {
-            l.copy_from_slice(&t.levels(i));
-            Ok(())
-        }
-        Lookup::Neighbours(nb) => {
-            best_neighbour(t, nb, xval, waux, scale, l).map(|_| ()).ok_or_else(|| off_grid(Type::IQ2_XXS))
-        }
     }
 }
 

@@ -82,7 +82,7 @@ impl<const N: usize> GridSearch<'_, N> {
     /// Snaps the levels of group `k` (at inverse scale `id`) to the grid: levels in `l`,
     /// returns whether they were on it already. Off-grid groups take the best neighbour at
     /// `scale`.
-    fn snap(&self, xval: &[f32], waux: &[f32], id: f32, scale: f32, l: &mut [i8]) -> Result<bool> {
+    pub fn snap(&self, xval: &[f32], waux: &[f32], id: f32, scale: f32, l: &mut [i8]) -> Result<bool> {
         for (li, &v) in l.iter_mut().zip(xval).take(N) {
             *li = level_code(id, v).clamp(0, self.kmax - 1) as i8;
         }

@@ -9,12 +9,13 @@
 //! # Fused multiply-adds
 //!
 //! ggml's reference outputs come from its x86-64 build (GCC, `-O3 -march=native` on an AVX2 +
-//! FMA machine). GCC contracts `a*b + c` into one fused multiply-add (rounded once) wherever
-//! the product has no other use (`-ffp-contract=fast`, its default for C), and the scale
-//! searches are sensitive enough that this changes which scale wins. weft reproduces those
-//! contractions with [`fma`] at exactly the places GCC makes them, read off GCC's optimized
-//! GIMPLE for ggml-quants.c at llama.cpp 5c333e01 and checked by quantizing random data with
-//! both. Two patterns recur:
+//! FMA machine; an AVX-512 build vectorizes some loops differently and differs in rare
+//! blocks). GCC contracts `a*b + c` into one fused multiply-add (rounded once) wherever every
+//! use of the product is an addition in the same basic block (`-ffp-contract=fast`, its
+//! default for C), and the scale searches are sensitive enough that this changes which scale
+//! wins. weft reproduces those contractions with [`fma`] at exactly the places GCC makes them,
+//! read off GCC's optimized GIMPLE for ggml-quants.c at llama.cpp 5c333e01 (GCC 12,
+//! `-march=haswell`) and checked by quantizing random data with both. Two patterns recur:
 //!
 //! - `nearest_int(a*b)` adds the rounding constant to the unrounded product
 //!   ([`nearest_int_prod`]); `nearest_int(a/b)` does not fuse.

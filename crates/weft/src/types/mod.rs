@@ -3,6 +3,7 @@
 
 pub mod convert;
 mod float;
+pub mod quant;
 pub use float::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
 /// Elements per block of the K-quant and I-quant families (ggml's `QK_K`).

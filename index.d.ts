@@ -644,6 +644,12 @@ export interface Conv2dOptions {
   d1: number
 }
 
+/**
+ * dequantize_row: the `n` elements of `type` in `bytes` (exactly their size) as f32; f32,
+ * f16 and bf16 convert too.
+ */
+export declare function dequantize(ty: GgmlType, bytes: Uint8Array, n: number): Float32Array
+
 export interface DeviceInfo {
   /** Name to pass to Backend.init ('CPU', 'WebGPU0', ...). */
   name: string
@@ -718,6 +724,24 @@ export type PoolOp = 'max' | 'avg'
 /** r" ggml_prec. */
 export type Prec = 'default' | 'f32'
 
+/**
+ * Quantizes a matrix of `nrows` rows of `ncols` floats (data.length = nrows * ncols) as
+ * ggml_quantize_chunk does; `imatrix` as there (ncols weights).
+ */
+export declare function quantize(ty: GgmlType, data: Float32Array, nrows: number, ncols: number, imatrix?: Float32Array | undefined | null): Uint8Array
+
+/**
+ * ggml_quantize_chunk: quantizes `nrows` rows of `nPerRow` floats of `src` from element
+ * `start` (a multiple of nPerRow, as ggml asserts) and returns their bytes, which ggml
+ * writes at row start / nPerRow of its destination. `imatrix` holds importance weights, one
+ * per column (exactly nPerRow); iq2_xxs, iq2_xs and iq1_s require it (requiresImatrix),
+ * other types use it where their quantizer does.
+ */
+export declare function quantizeChunk(ty: GgmlType, src: Float32Array, start: number, nrows: number, nPerRow: number, imatrix?: Float32Array | undefined | null): Uint8Array
+
+/** ggml_quantize_requires_imatrix: whether quantizing `type` needs importance weights. */
+export declare function requiresImatrix(ty: GgmlType): boolean
+
 export interface RopeOptions {
   /** Rotated dims (n_dims); default a.ne[0]. */
   nDims?: number
@@ -759,3 +783,9 @@ export interface TypeTraits {
 
 /** r" ggml_unary_op, by ggml_unary_op_name. */
 export type UnaryOp = 'ABS' | 'SGN' | 'NEG' | 'STEP' | 'TANH' | 'ELU' | 'RELU' | 'SIGMOID' | 'GELU' | 'GELU_QUICK' | 'SILU' | 'HARDSWISH' | 'HARDSIGMOID' | 'EXP'
+
+/**
+ * ggml_validate_row_data: throws if `bytes` are not whole blocks of `type` or hold a
+ * non-finite scale (quantized types) or value (float types); the message says which.
+ */
+export declare function validateRowData(ty: GgmlType, bytes: Uint8Array): void

@@ -13,5 +13,6 @@ mod enums;
 mod error;
 mod gguf;
 mod graph;
+mod quant;
 mod task;
 mod tensor;

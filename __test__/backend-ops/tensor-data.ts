@@ -37,7 +37,8 @@ export function initTensorUniform(t: Tensor, rng: Rng, min = -1, max = 1): void 
       t.set(bytesOf(out), 0);
     } else {
       const quantize = quantizer();
-      let im: Float32Array | null = new Float32Array(t.ne[0]!).fill(1);
+      // ggml passes a row of ne[0] ones; ggml_quantize_chunk reads n_per_row (= bs) of them.
+      let im: Float32Array | null = new Float32Array(bs).fill(1);
       // when the imatrix is optional, test quantization both with and without it
       if (!quantizeRequiresImatrix(type) && data[0]! > 0.5 * (min + max)) im = null;
       const q = quantize(type, data, 0, nels / bs, bs, im);

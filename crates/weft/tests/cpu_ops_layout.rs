@@ -13,21 +13,10 @@ use weft::{Context, Tensor, Type};
 // ---------------------------------------------------------------------------------------
 // helpers
 
-fn set_i32(t: &Tensor, v: &[i32]) {
-    tensor_set(t, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(), 0).unwrap();
-}
-
 fn get_i32(t: &Tensor) -> Vec<i32> {
     let mut b = vec![0u8; t.nbytes()];
     tensor_get(t, &mut b, 0).unwrap();
     b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-/// Compute and return the error instead of unwrapping it.
-fn try_compute(ctx: &Context, out: &Tensor, threads: usize) -> weft::Result<()> {
-    let mut g = ctx.new_graph().unwrap();
-    g.build_forward_expand(out).unwrap();
-    CpuBackend::new(threads).unwrap().graph_compute(&g)
 }
 
 fn err<T>(r: weft::Result<T>) -> String {

@@ -19,19 +19,9 @@ use weft::{Context, Error, Tensor, Type};
 // ---------------------------------------------------------------------------------------
 // helpers
 
-fn set_i32(t: &Tensor, v: &[i32]) {
-    tensor_set(t, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(), 0).unwrap();
-}
-
 /// Values as stored in `ty` (what a kernel reads back after `set`).
 fn round(ty: Type, v: &[f32]) -> Vec<f32> {
     to_f32(ty, &from_f32(ty, v).unwrap()).unwrap()
-}
-
-fn try_compute(ctx: &Context, out: &Tensor, threads: usize) -> Result<(), Error> {
-    let mut g = ctx.new_graph().unwrap();
-    g.build_forward_expand(out).unwrap();
-    CpuBackend::new(threads).unwrap().graph_compute(&g)
 }
 
 fn supported(t: &Tensor) -> bool {

@@ -22,6 +22,18 @@ pub fn get(t: &Tensor) -> Vec<f32> {
     to_f32(t.ty(), &b).unwrap()
 }
 
+/// Write int32 values (indices, positions) into a tensor.
+pub fn set_i32(t: &Tensor, v: &[i32]) {
+    tensor_set(t, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(), 0).unwrap();
+}
+
+/// Compute `out` and return the error instead of unwrapping it.
+pub fn try_compute(ctx: &Context, out: &Tensor, threads: usize) -> weft::Result<()> {
+    let mut g = ctx.new_graph().unwrap();
+    g.build_forward_expand(out).unwrap();
+    CpuBackend::new(threads).unwrap().graph_compute(&g)
+}
+
 /// Compute `out` (and everything it needs) on a CPU backend with `threads` threads.
 pub fn compute(ctx: &Context, out: &Tensor, threads: usize) -> Graph {
     let mut g = ctx.new_graph().unwrap();

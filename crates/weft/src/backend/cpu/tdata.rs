@@ -1,9 +1,10 @@
 //! A kernel's view of one tensor: base pointer, type, shape and byte strides, with row
-//! load/store in f32 for every plain type. Tensors were checked to fit their buffers when
-//! they were bound, so any index inside `ne` is inside the allocation.
+//! load/store in f32 for every plain type and (dequantizing / quantizing whole blocks) every
+//! quantized one. Tensors were checked to fit their buffers when they were bound, so any
+//! index inside `ne` is inside the allocation.
 
 use crate::tensor::{Tensor, MAX_DIMS};
-use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, Type};
+use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, quant, Type};
 use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug)]
@@ -117,13 +118,23 @@ impl TData {
         write_f32(self.ty, self.at(i0, i1, i2, i3), v)
     }
 
-    /// Load row (i1, i2, i3) into `out` (len ne[0]) as f32, converting from any plain type.
+    /// Load row (i1, i2, i3) into `out` (len ne[0]) as f32, converting from any plain type or
+    /// dequantizing a quantized one. Quantized rows must be packed blocks (`rows_packed`),
+    /// which the kernels' `supports` check; a type the quant module does not serve (the
+    /// repacked layouts, which no kernel accepts) reads as NaN.
     ///
     /// # Safety
     /// Indices inside `ne`.
     pub unsafe fn load_row(&self, i1: usize, i2: usize, i3: usize, out: &mut [f32]) {
         let n = self.n(0);
         let p = self.row_ptr(i1, i2, i3);
+        if self.ty.is_quantized() {
+            let bytes = std::slice::from_raw_parts(p, self.ty.row_size(n));
+            if quant::dequantize_row(self.ty, bytes, &mut out[..n]).is_err() {
+                out[..n].fill(f32::NAN);
+            }
+            return;
+        }
         if self.ty == Type::F32 && self.rows_packed() {
             std::ptr::copy_nonoverlapping(p as *const f32, out.as_mut_ptr(), n);
             return;
@@ -134,11 +145,13 @@ impl TData {
         }
     }
 
-    /// Store `src` (len ne[0]) into row (i1, i2, i3), converting to the tensor's type.
+    /// Store `src` (len ne[0]) into row (i1, i2, i3), converting to the tensor's plain type.
+    /// Quantized rows go through [`TData::try_store_row`], because quantizing can fail.
     ///
     /// # Safety
     /// Indices inside `ne`; the caller owns this row.
     pub unsafe fn store_row(&self, i1: usize, i2: usize, i3: usize, src: &[f32]) {
+        debug_assert!(!self.ty.is_quantized(), "store_row of {}: use try_store_row", self.ty);
         let n = self.n(0);
         let p = self.row_ptr(i1, i2, i3);
         if self.ty == Type::F32 && self.rows_packed() {
@@ -149,6 +162,23 @@ impl TData {
         for (i, &v) in src.iter().enumerate().take(n) {
             write_f32(self.ty, p.add(i * nb0), v);
         }
+    }
+
+    /// Store `src` (len ne[0]) into row (i1, i2, i3) in any type: plain types as
+    /// [`TData::store_row`], quantized ones (packed blocks) quantized as ggml's from_float
+    /// (`quant::quantize_row_for_store`). Fails where the quantizer does (the grid I-quants on
+    /// non-finite input, where ggml aborts).
+    ///
+    /// # Safety
+    /// Indices inside `ne`; the caller owns this row.
+    pub unsafe fn try_store_row(&self, i1: usize, i2: usize, i3: usize, src: &[f32]) -> Result<()> {
+        if !self.ty.is_quantized() {
+            self.store_row(i1, i2, i3, src);
+            return Ok(());
+        }
+        let n = self.n(0);
+        let bytes = std::slice::from_raw_parts_mut(self.row_ptr(i1, i2, i3), self.ty.row_size(n));
+        quant::quantize_row_for_store(self.ty, &src[..n], bytes)
     }
 }
 

@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 
 use crate::error::{Error, Result};
-use crate::types::Type;
+use crate::types::{Type, QK_K};
 
 pub mod block;
 #[rustfmt::skip]
@@ -259,6 +259,31 @@ pub fn quantize_row_ref(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// zero). Same length rules as [`quantize_row_ref`].
 pub fn quantize_row(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
     row_kernels(ty, src, dst)?.quantize_row(src, dst)
+}
+
+/// What weft writes when f32 values are stored into a row of `ty`: `CPY` / `DUP` / `CONT`
+/// into a quantized type, an `ADD` / `ADD1` whose result is quantized, `fromFloat32`. That is
+/// ggml's `from_float` ([`quantize_row`]) for every type that has one. iq2_xxs, iq2_xs and
+/// iq1_s have none, because their quantizers need importance weights (ggml's CPU therefore
+/// refuses `CPY` into them); weft runs [`quantize_chunk`] with unit weights instead, the
+/// dummy importance matrix test-backend-ops quantizes these types with. Their quantizers work
+/// on independent 256-element blocks, so one block per row of the chunk gives the same bytes
+/// as any other split. (iq1_m, the fourth type without a `from_float`, quantizes without
+/// weights: see [`quantize_row_ref`].) Same length rules as [`quantize_row`].
+pub fn quantize_row_for_store(ty: Type, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    if !requires_imatrix(ty) {
+        return quantize_row(ty, src, dst);
+    }
+    row_kernels(ty, src, dst)?;
+    static UNIT_WEIGHTS: [f32; QK_K] = [1.0; QK_K];
+    debug_assert_eq!(ty.blck_size(), QK_K);
+    quantize_chunk(ty, src, dst, src.len() / QK_K, QK_K, Some(&UNIT_WEIGHTS)).map(|_| ())
+}
+
+/// Whether this module converts `ty` (quantize, dequantize, dot product, validation): every
+/// float type and every quantized type except the repacked layouts.
+pub fn serves(ty: Type) -> bool {
+    kernels(ty).is_ok()
 }
 
 /// The kernels of `ty` once `src` is checked to be whole blocks and `dst` their row size.

@@ -12,7 +12,7 @@ use crate::types::{f16_to_f32, QK_K};
 
 /// Every type the quant API serves (all but the integer types, f64 and the repacked layouts).
 fn served_types() -> Vec<Type> {
-    Type::ALL.iter().copied().filter(|&t| kernels(t).is_ok()).collect()
+    Type::ALL.iter().copied().filter(|&t| serves(t)).collect()
 }
 
 // ---------------------------------------------------------------------------------------

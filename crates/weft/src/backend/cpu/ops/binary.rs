@@ -1,7 +1,9 @@
 //! ADD, SUB, MUL, DIV with ggml's broadcasting: src1 repeats over src0 in every dim
 //! (row-wise: a src1 row shorter than src0's repeats along the row). Computed in f32.
+//! ADD also takes a quantized src0 with an f32 src1, as ggml's add_q_f32: each row is
+//! dequantized, added to, and quantized into dst (a's type, or any type through addCast).
 
-use super::{is_float, src};
+use super::{is_float, is_float_or_quant, is_quant_rows, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
@@ -15,7 +17,9 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
-    is_float(a.ty()) && is_float(b.ty()) && is_float(node.ty())
+    let floats = is_float(a.ty()) && is_float(b.ty()) && is_float(node.ty());
+    let quant_add = matches!(node.op(), Op::Add) && is_quant_rows(a) && b.ty() == Type::F32 && is_float_or_quant(node);
+    floats || quant_add
 }
 
 #[inline]
@@ -41,7 +45,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         && a.rows_packed()
         && b.rows_packed()
         && d.rows_packed();
-    cx.par_ranges(d.nrows(), (8192 / n0.max(1)).max(1), |rows| {
+    cx.try_par_ranges(d.nrows(), (8192 / n0.max(1)).max(1), |rows| {
         let (mut xa, mut xb, mut out) = (vec![0f32; n0], vec![0f32; nb0], vec![0f32; n0]);
         for ir in rows {
             let (i1, i2, i3) = d.row_coords(ir);
@@ -56,12 +60,12 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                     a.load_row(i1, i2, i3, &mut xa);
                     b.load_row(j1, j2, j3, &mut xb);
                     combine(op, xa.as_ptr(), xb.as_ptr(), nb0, out.as_mut_ptr(), n0);
-                    d.store_row(i1, i2, i3, &out);
+                    d.try_store_row(i1, i2, i3, &out)?;
                 }
             }
         }
-    });
-    Ok(())
+        Ok(())
+    })
 }
 
 /// out[i] = x[i] op y[i % ny] for i < n. Raw pointers, because `out` may be the same

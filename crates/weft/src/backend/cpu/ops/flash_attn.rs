@@ -3,7 +3,7 @@
 //! [d, n_head, n_batch, ne3].
 //!
 //! Numerics follow ggml-cpu: the query row is first converted to K's "vec dot" type (f16 for
-//! f16 keys), each score is a dot in that type; logit_softcap divides the scale and applies
+//! f16 keys, q8_0 for q4_0 / q8_0 keys: `flash_attn_kv`), each score is a dot in that type; logit_softcap divides the scale and applies
 //! softcap * tanh(s); masked-out keys (-inf) are skipped; with f16 values the weighted sum is
 //! accumulated in an f16 vector (rounded after every update) and in f32 otherwise; those
 //! updates and the running sum S are fused multiply-adds, as ggml's FMA build computes them.
@@ -11,13 +11,14 @@
 //! add in f32 lanes, a difference in the last bits). ggml's CPU runs the same kernel for the
 //! default and f32 precisions.
 
+use super::flash_attn_kv::{kv_row_ops, KvRowOps};
 use super::softmax::alibi_slope;
-use super::{fused, mad_f32, src};
+use super::{fused, is_quant_rows, mad_f32, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
 use crate::tensor::Tensor;
-use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, Type};
+use crate::types::{f16_to_f32, f32_to_f16, Type};
 use crate::{Error, Result};
 
 pub const KERNEL: Kernel = Kernel { supports, run };
@@ -26,76 +27,9 @@ fn supports(node: &Tensor) -> bool {
     let (Some(q), Some(k), Some(v)) = (node.src(0), node.src(1), node.src(2)) else {
         return false;
     };
-    q.ty() == Type::F32
-        && kv_row_ops(k.ty()).is_some()
-        && kv_row_ops(v.ty()).is_some()
-        && node.src(3).is_none_or(|m| m.ty() == Type::F16)
-        && node.ty() == Type::F32
-}
-
-/// How a K or V element type takes part in attention: ggml's CPU type traits for it.
-/// Quantized types plug in here: for q4_0 / q8_0 keys the query is quantized to q8_0
-/// (`q_row_size`, `q_from_f32`), `dot` is the block dot product, `to_f32` dequantizes a
-/// value row; the kernel below does not change.
-#[derive(Clone, Copy)]
-pub struct KvRowOps {
-    /// Bytes of a query row of n elements once converted (row size of K's vec_dot_type).
-    pub q_row_size: fn(usize) -> usize,
-    /// ggml's from_float of K's vec_dot_type: the query row in the form K rows dot with.
-    pub q_from_f32: fn(&[f32], &mut [u8]),
-    /// ggml's vec_dot: the K row of `n` elements at `k` with the converted query row.
-    pub dot: unsafe fn(k: *const u8, q: &[u8], n: usize) -> f32,
-    /// ggml's to_float: the V row at `v` into `out` (its length is the row length).
-    pub to_f32: unsafe fn(v: *const u8, out: &mut [f32]),
-}
-
-/// The K/V types flash attention reads (ggml-cpu: those with from_float and to_float).
-pub fn kv_row_ops(ty: Type) -> Option<KvRowOps> {
-    match ty {
-        Type::F16 => Some(KvRowOps {
-            q_row_size: |n| 2 * n,
-            q_from_f32: |x, out| half_from_f32(x, out, f32_to_f16),
-            dot: |k, q, n| unsafe { half_dot(k, q, n, f16_to_f32) },
-            to_f32: |v, out| unsafe { half_to_f32(v, out, f16_to_f32) },
-        }),
-        Type::BF16 => Some(KvRowOps {
-            q_row_size: |n| 2 * n,
-            q_from_f32: |x, out| half_from_f32(x, out, f32_to_bf16),
-            dot: |k, q, n| unsafe { half_dot(k, q, n, bf16_to_f32) },
-            to_f32: |v, out| unsafe { half_to_f32(v, out, bf16_to_f32) },
-        }),
-        _ => None,
-    }
-}
-
-fn half_from_f32(x: &[f32], out: &mut [u8], conv: fn(f32) -> u16) {
-    for (o, &v) in out.chunks_exact_mut(2).zip(x) {
-        o.copy_from_slice(&conv(v).to_le_bytes());
-    }
-}
-
-/// ggml_vec_dot_f16 / _bf16: products of the 16-bit values (exact in f32) summed in f64.
-///
-/// # Safety
-/// `k` points at `n` readable 16-bit values; `q` holds at least `n`.
-#[inline]
-unsafe fn half_dot(k: *const u8, q: &[u8], n: usize, conv: fn(u16) -> f32) -> f32 {
-    let k = k as *const u16;
-    let mut sum = 0f64;
-    for (i, qb) in q.chunks_exact(2).take(n).enumerate() {
-        let qv = conv(u16::from_le_bytes([qb[0], qb[1]]));
-        sum += (conv(k.add(i).read_unaligned()) * qv) as f64;
-    }
-    sum as f32
-}
-
-/// # Safety
-/// `v` points at `out.len()` readable 16-bit values.
-unsafe fn half_to_f32(v: *const u8, out: &mut [f32], conv: fn(u16) -> f32) {
-    let v = v as *const u16;
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = conv(v.add(i).read_unaligned());
-    }
+    // Quantized K / V rows are read as packed blocks.
+    let kv = |t: &Tensor| kv_row_ops(t.ty()).is_some() && (!t.ty().is_quantized() || is_quant_rows(t));
+    q.ty() == Type::F32 && kv(k) && kv(v) && node.src(3).is_none_or(|m| m.ty() == Type::F16) && node.ty() == Type::F32
 }
 
 /// The weighted sum of value rows, with ggml's two accumulators: an f16 vector for f16
@@ -130,7 +64,7 @@ impl Acc {
     /// # Safety
     /// `v` points at a V row of the accumulator's length.
     #[inline(always)]
-    unsafe fn mad(&mut self, v: *const u8, w: f32, ops: &KvRowOps) {
+    unsafe fn mad(&mut self, v: *const u8, w: f32, ops: &KvRowOps) -> Result<()> {
         match self {
             Acc::F16(a) => {
                 let v = v as *const u16;
@@ -139,10 +73,11 @@ impl Acc {
                 }
             }
             Acc::F32 { acc, row } => {
-                (ops.to_f32)(v, row);
+                (ops.to_f32)(v, row)?;
                 mad_f32(acc, row, w);
             }
         }
+        Ok(())
     }
     /// The sum divided by the softmax denominator s.
     fn finish(&self, s: f32, out: &mut [f32]) {
@@ -175,7 +110,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     // With a softcap the scale applies inside the tanh: softcap * tanh(s * scale / softcap).
     let scale = if logit_softcap != 0.0 { scale / logit_softcap } else { scale };
 
-    cx.par_ranges(nq1 * nq2 * nq3, 1, |rows| {
+    cx.try_par_ranges(nq1 * nq2 * nq3, 1, |rows| {
         fused(|| {
             let mut q_row = vec![0f32; d];
             let mut q_conv = vec![0u8; (k_ops.q_row_size)(d)];
@@ -190,7 +125,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                 // padded rows (>= q.ne[1]).
                 unsafe {
                     q.load_row(iq1, iq2, iq3, &mut q_row);
-                    (k_ops.q_from_f32)(&q_row, &mut q_conv);
+                    (k_ops.q_from_f32)(&q_row, &mut q_conv)?;
                     acc.clear();
                     let (mut m, mut s_sum) = (f32::NEG_INFINITY, 0f32);
                     for ic in 0..n_kv {
@@ -201,7 +136,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         if mv == f32::NEG_INFINITY {
                             continue;
                         }
-                        let mut s = (k_ops.dot)(k.at(0, ic, ik2, ik3), &q_conv, d) * scale;
+                        let mut s = (k_ops.dot)(k.at(0, ic, ik2, ik3), &q_conv, d)? * scale;
                         if logit_softcap != 0.0 {
                             s = logit_softcap * s.tanh();
                         }
@@ -217,7 +152,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         } else {
                             vs = (s - m).exp();
                         }
-                        acc.mad(v.at(0, ic, iv2, iv3), vs, &v_ops);
+                        acc.mad(v.at(0, ic, iv2, iv3), vs, &v_ops)?;
                         s_sum = s_sum.mul_add(ms, vs);
                     }
                     acc.finish(s_sum, &mut out);
@@ -225,7 +160,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                     dst.store_row(iq2, iq1, iq3, &out);
                 }
             }
+            Ok(())
         })
-    });
-    Ok(())
+    })
 }

@@ -1,5 +1,5 @@
 //! Helpers shared by the layout kernels (CONCAT, PAD, REPEAT, UPSCALE, DIAG, WIN_PART,
-//! WIN_UNPART, GET_REL_POS) and the elementwise "same shape" kernels (ADD1, DIAG_MASK_*).
+//! WIN_UNPART, GET_REL_POS) and the elementwise "same shape" kernel DIAG_MASK_*.
 //!
 //! A layout op is a map from dst coordinates to one element of one source, or to zero; the
 //! kernels only differ in that map, so the walk over dst (rows split over threads, as

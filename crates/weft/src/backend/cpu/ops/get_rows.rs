@@ -1,10 +1,11 @@
 //! GET_ROWS: gather rows of src0 by the i32 indices in src1 (which may be 3-D: the
 //! indices at (i10, i11, i12) pick row i01 of src0's slice (i11, i12)). Rows of the result's
 //! own type are copied bytewise (f32, i32: exact, as ggml's memcpy); other plain types
-//! (f16, bf16, ...) are widened to the f32 result.
+//! (f16, bf16, ...) are widened to the f32 result and quantized rows dequantized into it
+//! (ggml's get_rows_q).
 
 use super::copy::convert_row;
-use super::{is_plain, src};
+use super::{is_plain, is_quant_rows, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -17,7 +18,7 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
-    is_plain(a.ty()) && b.ty() == Type::I32 && is_plain(node.ty())
+    (is_plain(a.ty()) || is_quant_rows(a)) && b.ty() == Type::I32 && is_plain(node.ty())
 }
 
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
@@ -41,7 +42,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         "getRows: row index {row} at b[{i10},{i11},{i12}] is outside a.ne[1]={n_a_rows}"
                     )));
                 }
-                convert_row(&a, (row as usize, i11, i12), &d, (i10, i11, i12), &mut buf);
+                convert_row(&a, (row as usize, i11, i12), &d, (i10, i11, i12), &mut buf)?;
             }
         }
         Ok(())

@@ -1,10 +1,10 @@
 //! MUL_MAT: dst[i0, i1, i2, i3] = dot(row i0 of a, row i1 of b), a broadcast over b's dims
 //! 2 and 3. Like ggml, b is first rounded to a's "vec dot" type (f16 for f16 a, bf16 for
-//! bf16 a), then both are multiplied in f32.
+//! bf16 a), then both are multiplied in f32. Quantized a: `matmul_quant`.
 
 use std::ops::Range;
 
-use super::{is_float, src, SyncPtr};
+use super::{is_float, matmul_quant, src, SyncPtr};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -17,7 +17,7 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
-    is_float(a.ty()) && is_float(b.ty()) && node.ty() == Type::F32
+    (is_float(a.ty()) && is_float(b.ty()) && node.ty() == Type::F32) || matmul_quant::supports(node)
 }
 
 /// All rows of a tensor as one packed f32 matrix, each value rounded through `round_to`
@@ -70,6 +70,9 @@ pub fn dot(x: &[f32], y: &[f32]) -> f32 {
 }
 
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
+    if node.src(0).is_some_and(|a| a.ty().is_quantized()) {
+        return matmul_quant::run(node, cx);
+    }
     let a = src(node, 0)?;
     let b = src(node, 1)?;
     let d = TData::of(node)?;

@@ -9,6 +9,7 @@ pub mod conv_transpose;
 pub mod copy;
 pub mod diag_mask;
 pub mod flash_attn;
+pub mod flash_attn_kv;
 pub mod gather;
 pub mod generate;
 pub mod get_rows;
@@ -17,6 +18,7 @@ pub mod im2col;
 pub mod index;
 pub mod loss;
 pub mod matmul;
+pub mod matmul_quant;
 pub mod mul_mat_id;
 pub mod norm;
 pub mod out_prod;
@@ -34,7 +36,7 @@ pub mod window;
 use super::kernel::Cx;
 use super::tdata::TData;
 use crate::tensor::Tensor;
-use crate::types::Type;
+use crate::types::{quant, Type};
 use crate::{Error, Result};
 
 /// Types whose elements CPU kernels read and write one by one.
@@ -45,6 +47,20 @@ pub fn is_plain(ty: Type) -> bool {
 /// Float types the f32-computing kernels accept.
 pub fn is_float(ty: Type) -> bool {
     matches!(ty, Type::F32 | Type::F16 | Type::BF16)
+}
+
+/// A quantized tensor whose rows `TData::load_row` dequantizes and `try_store_row`
+/// quantizes: a type the quant module serves (not a repacked layout), blocks packed along
+/// each row (nb[0] = block size in bytes, as ggml's quantized kernels assert).
+pub fn is_quant_rows(t: &Tensor) -> bool {
+    let ty = t.ty();
+    ty.is_quantized() && quant::serves(ty) && t.nb()[0] == ty.type_size()
+}
+
+/// A tensor whose rows the f32-computing kernels read and write: a float type, or
+/// quantized rows ([`is_quant_rows`]).
+pub fn is_float_or_quant(t: &Tensor) -> bool {
+    is_float(t.ty()) || is_quant_rows(t)
 }
 
 /// Source `i` of a node, as kernel data. Constructors guarantee presence for the ops

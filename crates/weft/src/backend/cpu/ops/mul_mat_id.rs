@@ -2,11 +2,13 @@
 //! matrix times b's row (e % b.ne[1], t): dst[:, e, t] = as[:, :, ids[e, t]] . b[:, e % n_b, t].
 //!
 //! As in ggml, rows are grouped by expert so each expert matrix is read once, and b is first
-//! rounded to the experts' "vec dot" type (f16 for f16 experts, bf16 for bf16); the dot
-//! products are MUL_MAT's. Expert ids outside 0..n_expert are an error, not a stray read.
+//! rounded to the experts' "vec dot" type (f16 for f16 experts, bf16 for bf16, q8_0 / q8_1 /
+//! q8_K for quantized experts); the dot products are MUL_MAT's (`matmul_quant` for quantized
+//! experts). Expert ids outside 0..n_expert are an error, not a stray read.
 
 use super::matmul::{dot, packed_f32, packed_f32_rows};
-use super::{is_float, src};
+use super::matmul_quant::{self, DotRows};
+use super::{is_float, is_quant_rows, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -19,7 +21,8 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b), Some(ids)) = (node.src(0), node.src(1), node.src(2)) else {
         return false;
     };
-    is_float(a.ty()) && is_float(b.ty()) && ids.ty() == Type::I32 && node.ty() == Type::F32
+    let ab = (is_float(a.ty()) && is_float(b.ty())) || (is_quant_rows(a) && matmul_quant::b_supported(a.ty(), b));
+    ab && ids.ty() == Type::I32 && node.ty() == Type::F32
 }
 
 /// dst rows computed per task: enough work per task, and several tasks even for one token.
@@ -50,29 +53,47 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let d = TData::of(node)?;
     let (k, m, n_expert) = (a.n(0), a.n(1), a.n(2));
     let groups = group_by_expert(&ids, n_expert)?;
-    let bf = packed_f32(&b, a.ty, cx);
-    let n_b = b.n(1);
-    let blocks = m.div_ceil(ROWS_PER_TASK);
-    for (e, group) in groups.iter().enumerate() {
-        if group.is_empty() {
-            continue;
+    let used = groups.iter().enumerate().filter(|(_, g)| !g.is_empty());
+    if a.ty.is_quantized() {
+        // b's rows converted once to the experts' vec_dot type; expert rows are dotted as stored.
+        let rows = DotRows::new(a.ty, &b, cx)?;
+        for (e, group) in used {
+            // SAFETY: row (i0, e) of `as` [k, m, n_expert] exists for i0 < m; b_row < b's rows.
+            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) })?;
         }
-        // Expert e is rows e*m .. (e+1)*m of `as` (which is 3-D).
-        let ae = packed_f32_rows(&a, e * m..(e + 1) * m, Type::F32, cx);
-        cx.par_ranges(group.len() * blocks, 1, |tasks| {
-            for task in tasks {
-                let (slot, token) = group[task / blocks];
-                let r0 = (task % blocks) * ROWS_PER_TASK;
-                let b_row = (token * n_b + slot % n_b) * k;
-                let brow = &bf[b_row..b_row + k];
-                for i0 in r0..(r0 + ROWS_PER_TASK).min(m) {
-                    let v = dot(&ae[i0 * k..(i0 + 1) * k], brow);
-                    // SAFETY: (i0, slot, token) is inside dst [m, n_used, n_tokens]; each
-                    // (slot, token) belongs to one expert, so no two tasks write it.
-                    unsafe { (d.at(i0, slot, token, 0) as *mut f32).write_unaligned(v) };
-                }
-            }
-        });
+    } else {
+        let bf = packed_f32(&b, a.ty, cx);
+        for (e, group) in used {
+            // Expert e is rows e*m .. (e+1)*m of `as` (which is 3-D).
+            let ae = packed_f32_rows(&a, e * m..(e + 1) * m, Type::F32, cx);
+            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| {
+                Ok(dot(&ae[i0 * k..(i0 + 1) * k], &bf[b_row * k..(b_row + 1) * k]))
+            })?;
+        }
     }
     Ok(())
+}
+
+/// dst[i0, slot, token] = dot(i0, b row of (slot, token)) for every (slot, token) of one
+/// expert's group and every row i0 < m, split over (pair, block of rows) tasks. `dot` gets
+/// the expert row and b's flat row index (b is [k, n_b, n_tokens]; slot wraps over n_b).
+fn expert_rows<F>(cx: &Cx, d: &TData, group: &[(usize, usize)], m: usize, n_b: usize, dot: F) -> Result<()>
+where
+    F: Fn(usize, usize) -> Result<f32> + Sync,
+{
+    let blocks = m.div_ceil(ROWS_PER_TASK);
+    cx.try_par_ranges(group.len() * blocks, 1, |tasks| {
+        for task in tasks {
+            let (slot, token) = group[task / blocks];
+            let r0 = (task % blocks) * ROWS_PER_TASK;
+            let b_row = token * n_b + slot % n_b;
+            for i0 in r0..(r0 + ROWS_PER_TASK).min(m) {
+                let v = dot(i0, b_row)?;
+                // SAFETY: (i0, slot, token) is inside dst [m, n_used, n_tokens]; each
+                // (slot, token) belongs to one expert, so no two tasks write it.
+                unsafe { (d.at(i0, slot, token, 0) as *mut f32).write_unaligned(v) };
+            }
+        }
+        Ok(())
+    })
 }

@@ -6,10 +6,12 @@
 //!
 //! Each dst row accumulates in f32 over j ascending with fused multiply-adds, as ggml's
 //! ggml_vec_mad_f32 loop does.
-//! f16/bf16 operands are widened to f32 (exactly), which ggml's CPU leaves unimplemented.
+//! f16/bf16 operands are widened to f32 (exactly), which ggml's CPU leaves unimplemented; a
+//! quantized a is dequantized row by row first (ggml's out_prod_q_f32, which dequantizes each
+//! row j before the same multiply-add).
 
 use super::matmul::packed_f32;
-use super::{fused, is_float, mad_f32, src};
+use super::{fused, is_float, is_float_or_quant, mad_f32, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -22,7 +24,7 @@ fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
-    is_float(a.ty()) && is_float(b.ty()) && node.ty() == Type::F32
+    is_float_or_quant(a) && is_float(b.ty()) && node.ty() == Type::F32
 }
 
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {

@@ -1,12 +1,13 @@
 // weft-backend-ops: test-backend-ops for weft.
 //
-//   npm run backend-ops -- [test|grad|perf|support] [-o OP] [-b BACKEND] [-p SUBSTRING]
+//   npm run backend-ops -- [test|grad|perf|support|conformance] [-o OP] [-b BACKEND] [-p SUBSTRING] [--dir DIR]
 //
 // test (default): every non-CPU backend against the CPU, node by node (NMSE, sentinels)
 // grad: backward-pass gradients against finite differences, on every backend incl. CPU
 // perf: us/run and GFLOP/s or GB/s of the perf list
 // support: which backend supports which case; writes docs/ops.md (unfiltered runs)
-// ref: ggml's own outputs (shared/ggml-reference) replayed on every backend incl. CPU
+// conformance (alias ref): ggml's own outputs (reference files, by default shared/ggml-reference/eval)
+//   replayed on every backend incl. CPU, each case built from the name in its file
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -20,14 +21,15 @@ const USAGE = `Usage: weft-backend-ops [mode] [-o op] [-b backend] [-p params]
       - grad (compare gradients from backpropagation with method of finite differences)
       - perf (performance evaluation)
       - support (which backend supports which case; writes docs/ops.md)
-      - ref (replay ggml's own outputs from shared/ggml-reference on every backend incl. CPU;
-             WEFT_GGML_REFERENCE overrides the folder)
+      - conformance (alias: ref; replay reference files of ggml's outputs on every backend incl. CPU:
+             --dir DIR, default ../shared/ggml-reference/eval of the checkout or WEFT_GGML_REFERENCE)
     op names for -o are as given by ggml_op_desc() (e.g. ADD, MUL_MAT, etc)
     -p SUBSTRING     only cases whose parameters contain SUBSTRING (e.g. -p type_a=q4_0)
     --min-time S     perf: run each case at least S seconds (default 1)
     --seed N         PRNG seed for the inputs (default ${DEFAULT_SEED}, or WEFT_BACKEND_OPS_SEED)
     --llm            also run the LLAMA / FALCON model-block cases ggml keeps disabled
     --ops-md FILE    support: where to write the matrix (default docs/ops.md of a checkout; 'none': don't)
+    --dir DIR        conformance: the folder of reference files (GGUF, shared/ggml-reference/README.md)
     --no-progress    no progress counter on stderr`;
 
 /** docs/ops.md of the weft checkout this file is in; null in an installed package (no Cargo.toml). */
@@ -47,6 +49,7 @@ function parse(argv: string[]): (RunOptions & { quiet: boolean }) | null {
     seed: envSeed ? Number(envSeed) : DEFAULT_SEED,
     llm: false,
     opsMd: defaultOpsMd(),
+    dir: null as string | null,
     out: (line: string) => void process.stdout.write(line + '\n'),
     quiet: false,
   };
@@ -54,8 +57,9 @@ function parse(argv: string[]): (RunOptions & { quiet: boolean }) | null {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string | null => (i + 1 < argv.length ? argv[++i]! : null);
-    if (a === 'test' || a === 'grad' || a === 'perf' || a === 'support' || a === 'ref') o.mode = a;
-    else if (a === '-o' || a === '-b' || a === '-p' || a === '--min-time' || a === '--seed' || a === '--ops-md') {
+    if (a === 'test' || a === 'grad' || a === 'perf' || a === 'support' || a === 'conformance') o.mode = a;
+    else if (a === 'ref') o.mode = 'conformance';
+    else if (a === '-o' || a === '-b' || a === '-p' || a === '--min-time' || a === '--seed' || a === '--ops-md' || a === '--dir') {
       const v = value();
       if (v === null) return null;
       if (a === '-o') o.op = v;
@@ -63,6 +67,7 @@ function parse(argv: string[]): (RunOptions & { quiet: boolean }) | null {
       else if (a === '-p') o.params = v;
       else if (a === '--min-time') o.minSeconds = Number(v);
       else if (a === '--seed') o.seed = Number(v);
+      else if (a === '--dir') o.dir = resolve(v);
       else {
         o.opsMd = v === 'none' ? null : resolve(v);
         opsMdGiven = true;

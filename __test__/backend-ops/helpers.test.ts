@@ -19,7 +19,7 @@ import { TestOptStepAdamw } from './cases/training.js';
 import { TestSqr } from './cases/unary.js';
 import { evalGrad } from './modes/grad.js';
 import { evalSupport } from './modes/support.js';
-import { compareWithReference } from './modes/reference.js';
+import { compareWithReference } from './modes/conformance.js';
 import { TestCase } from './test-case.js';
 import type { Vars } from './format.js';
 
@@ -93,7 +93,7 @@ describe("test mode's node comparison fails where ggml's callback fails", () => 
   });
 });
 
-describe("ref mode's comparison with ggml's outputs", () => {
+describe("conformance mode's comparison with ggml's outputs", () => {
   test('same infinities are left out of the NMSE; NaN, other infinities and large errors fail', () => {
     assert.equal(compareWithReference(Float32Array.of(1, -Infinity, 2), Float32Array.of(1, -Infinity, 2), 0), '');
     assert.match(compareWithReference(Float32Array.of(1, Infinity), Float32Array.of(1, -Infinity), 1), /^inf mismatch at index 1/);

@@ -15,7 +15,7 @@ import { makeTestCasesEval, makeTestCasesLlm, makeTestCasesPerf } from './lists.
 import { TestExample } from './cases/example.js';
 import { buildCase, NotImplemented } from './modes/result.js';
 import { testContext } from './modes/test.js';
-import { referenceDir } from './modes/reference.js';
+import { conformanceDir } from './modes/conformance.js';
 import type { TestCase } from './test-case.js';
 
 interface GgmlCase {
@@ -139,12 +139,12 @@ describe('case lists', () => {
     assert.ok(compared > 0);
   });
 
-  const ref = referenceDir();
+  const ref = conformanceDir();
   test(
     'every case of ggml-reference/eval is in the eval list',
-    { skip: existsSync(resolve(ref, 'eval')) ? false : `no reference data at ${ref} (set WEFT_GGML_REFERENCE)` },
+    { skip: existsSync(ref) ? false : `no reference data at ${ref} (set WEFT_GGML_REFERENCE)` },
     () => {
-      const files = readdirSync(resolve(ref, 'eval')).filter((f) => f.endsWith('.gguf'));
+      const files = readdirSync(ref).filter((f) => f.endsWith('.gguf'));
       assert.equal(files.length, 862);
       const names = new Set(evalCases.map((c) => sanitizeName(c.name)));
       const missing = files.map((f) => f.slice(0, -'.gguf'.length)).filter((f) => !names.has(f));

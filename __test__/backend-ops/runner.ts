@@ -2,14 +2,14 @@
 // and print what ggml prints. Shared by the CLI (cli.ts) and documented there.
 
 import { availableParallelism, tmpdir, userInfo } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Backend, type DeviceInfo } from '../../index.js';
 import { color } from './format.js';
 import { makeTestCasesEval, makeTestCasesLlm, makeTestCasesPerf } from './lists.js';
 import { evalGrad } from './modes/grad.js';
 import { evalPerf } from './modes/perf.js';
-import { evalReference, referenceDir, referenceFile } from './modes/reference.js';
+import { conformanceDir, evalConformance, listReferenceFiles, opTable, resolveReferenceDir, selectFiles, totalsLine } from './modes/conformance.js';
 import type { CaseResult, Status } from './modes/result.js';
 import { evalSupport, opLines, renderOpsMd, totals, type SupportRow } from './modes/support.js';
 import { evalTest } from './modes/test.js';
@@ -31,6 +31,8 @@ export interface RunOptions {
   llm: boolean;
   /** Support mode: write the matrix here (null: don't). */
   opsMd: string | null;
+  /** Conformance mode: the folder of reference files (default: conformanceDir()). */
+  dir?: string | null;
   out: (line: string) => void;
   progress?: (done: number, total: number, label: string) => void;
 }
@@ -96,7 +98,7 @@ export function tallyLine(t: Tally): string {
 /** test_backend: run the mode's cases on one backend; true when none failed. */
 async function testBackend(backend: Backend, cases: TestCase[], o: RunOptions): Promise<boolean> {
   const tally = newTally();
-  const cpu = o.mode === 'test' || o.mode === 'ref' ? initBackend(Backend.devices().find(isCpu)!) : null;
+  const cpu = o.mode === 'test' ? initBackend(Backend.devices().find(isCpu)!) : null;
   try {
     let i = 0;
     for (const tc of cases) {
@@ -105,10 +107,10 @@ async function testBackend(backend: Backend, cases: TestCase[], o: RunOptions): 
       let r: CaseResult;
       if (o.mode === 'test') r = await evalTest(tc, backend, cpu!, rng);
       else if (o.mode === 'grad') r = await evalGrad(tc, backend, rng, o.op);
-      else if (o.mode === 'ref') r = await evalReference(tc, backend, cpu!, referenceFile(tc)!);
       else r = await evalPerf(tc, backend, rng, { minSeconds: o.minSeconds });
       addToTally(tally, r);
-      if (r.status !== 'skipped') o.out(`  ${r.name}: ${r.text}`);
+      // ggml prints nothing for the cases it skips silently (empty text), a line otherwise.
+      if (r.text !== '') o.out(`  ${r.name}: ${r.text}`);
     }
     o.progress?.(cases.length, cases.length, '');
   } finally {
@@ -117,6 +119,12 @@ async function testBackend(backend: Backend, cases: TestCase[], o: RunOptions): 
   if (o.mode === 'perf') return true;
   const nOk = cases.length - tally.counts.fail;
   o.out(tallyLine(tally));
+  if (o.mode === 'grad' && !o.op && !o.params) {
+    // The figure issue 7 asks for: how many eval cases the backward pass is checked on,
+    // next to ggml's own CPU at the reference commit (318 checked, 1,318 not supported,
+    // 139 skipped as too large).
+    o.out(`  ${tally.counts.ok} cases checked against finite differences (ggml's CPU checks 318)`);
+  }
   o.out(`  ${nOk}/${cases.length} tests passed`);
   return tally.counts.fail === 0;
 }
@@ -124,13 +132,18 @@ async function testBackend(backend: Backend, cases: TestCase[], o: RunOptions): 
 /** main(): every device in turn; true when every backend passed. */
 export async function run(o: RunOptions): Promise<boolean> {
   if (o.mode === 'support') return runSupport(o);
+  if (o.mode === 'conformance') return runConformance(o);
   const cases = selectCases(casesFor(o.mode, o.llm), o.op, o.params);
+  return forEachBackend(o, o.mode === 'test' || o.mode === 'perf', (backend) => testBackend(backend, cases, o));
+}
+
+/**
+ * Walk the devices as ggml's main() does: a header per device, -b skips the others, the CPU
+ * is skipped when `skipCpu` and no -b is given; `body` runs on each backend that is left.
+ * Ends with "N/M backends passed" and OK / FAIL; true when every backend passed.
+ */
+async function forEachBackend(o: RunOptions, skipCpu: boolean, body: (backend: Backend) => Promise<boolean>): Promise<boolean> {
   const devices = Backend.devices();
-  if (o.mode === 'ref') {
-    const n = cases.length;
-    cases.splice(0, n, ...cases.filter((tc) => referenceFile(tc) !== null));
-    o.out(`Replaying ${cases.length} of ${n} cases from ${referenceDir()}`);
-  }
   o.out(`Testing ${devices.length} devices`);
   o.out('');
   let nOk = 0;
@@ -141,7 +154,7 @@ export async function run(o: RunOptions): Promise<boolean> {
       nOk++;
       continue;
     }
-    if (o.backend === null && isCpu(dev) && (o.mode === 'test' || o.mode === 'perf')) {
+    if (o.backend === null && isCpu(dev) && skipCpu) {
       o.out('  Skipping CPU backend');
       nOk++;
       continue;
@@ -151,7 +164,7 @@ export async function run(o: RunOptions): Promise<boolean> {
       o.out(`  Device description: ${dev.description}`);
       o.out(`  Device memory: ${Math.floor(dev.memoryTotal / 2 ** 20)} MB (${Math.floor(dev.memoryFree / 2 ** 20)} MB free)`);
       o.out('');
-      const ok = await testBackend(backend, cases, o);
+      const ok = await body(backend);
       o.out(`  Backend ${backend.name}: ${ok ? color('green', 'OK') : color('red', 'FAIL')}`);
       if (ok) nOk++;
       o.out('');
@@ -163,6 +176,46 @@ export async function run(o: RunOptions): Promise<boolean> {
   const all = nOk === devices.length;
   o.out(all ? color('green', 'OK') : color('red', 'FAIL'));
   return all;
+}
+
+/**
+ * Conformance mode: every reference file of the folder on every backend incl. the CPU; per
+ * backend the case lines, a per-op table and "N passed, N failed, N skipped"; the same line
+ * for all backends together closes the run.
+ */
+async function runConformance(o: RunOptions): Promise<boolean> {
+  const dir = o.dir ? resolveReferenceDir(o.dir) : conformanceDir();
+  if (!existsSync(dir)) {
+    o.out(`no reference folder ${dir} (give one with --dir or WEFT_GGML_REFERENCE)`);
+    o.out(color('red', 'FAIL'));
+    return false;
+  }
+  const all = listReferenceFiles(dir);
+  const files = selectFiles(all, o.op, o.params);
+  o.out(`Replaying ${files.length} of ${all.length} reference files from ${dir}`);
+  const results: CaseResult[] = [];
+  const cpu = initBackend(Backend.devices().find(isCpu)!);
+  try {
+    const ok = await forEachBackend(o, false, async (backend) => {
+      const mine: CaseResult[] = [];
+      for (const [i, f] of files.entries()) {
+        o.progress?.(i, files.length, f.name);
+        const r = await evalConformance(f, backend, cpu);
+        mine.push(r);
+        o.out(`  ${r.name}: ${r.text}`);
+      }
+      o.progress?.(files.length, files.length, '');
+      o.out('');
+      for (const line of opTable(mine)) o.out(line);
+      o.out(`  ${backend.name}: ${totalsLine(mine)}`);
+      results.push(...mine);
+      return mine.every((r) => r.status !== 'fail');
+    });
+    o.out(totalsLine(results));
+    return ok;
+  } finally {
+    cpu.dispose();
+  }
 }
 
 /** Support mode: the eval list's support matrix per backend; writes docs/ops.md when asked. */

@@ -1,39 +1,44 @@
 // test-backend-ops under `npm test`: test mode on every non-CPU backend (each case against the
-// CPU, node by node), grad mode on every backend, and ggml's own outputs (shared/ggml-reference)
-// replayed on every backend; one node:test test per case and backend, grouped by op. Unsupported and not-implemented cases show as skipped with their reason; a
-// failing case fails its own test with ggml's message. The whole eval list runs (about 40 s
-// for both lavapipe devices on 2 cores); the CLI (npm run backend-ops) runs the same cases.
+// CPU, node by node), grad mode on every backend, and conformance mode (ggml's own outputs,
+// shared/ggml-reference/eval) on every backend; one node:test test per case (conformance: per
+// file) and backend, grouped by op. Unsupported and not-implemented cases show as skipped
+// with their reason; a failing case fails its own test with ggml's message. The whole eval
+// list runs (about 40 s for both lavapipe devices on 2 cores); the CLI (npm run backend-ops)
+// runs the same cases.
 
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Backend, type DeviceInfo } from '../../index.js';
 import { hasAutodiff } from './capabilities.js';
 import { setColor } from './format.js';
 import { evalGrad } from './modes/grad.js';
-import type { CaseResult } from './modes/result.js';
+import { conformanceDir, evalConformance, listReferenceFiles, selectFiles } from './modes/conformance.js';
+import type { CaseLabel, CaseResult } from './modes/result.js';
 import { evalTest } from './modes/test.js';
-import { evalReference, referenceDir, referenceFile } from './modes/reference.js';
 import { DEFAULT_SEED } from './rng.js';
 import { caseRng, casesFor, initBackend, isCpu, quietGpuDrivers, selectCases } from './runner.js';
-import type { TestCase } from './test-case.js';
 
 setColor(false);
 quietGpuDrivers();
 
 const seed = process.env.WEFT_BACKEND_OPS_SEED ? Number(process.env.WEFT_BACKEND_OPS_SEED) : DEFAULT_SEED;
-const cases = selectCases(casesFor('test', false), process.env.WEFT_BACKEND_OPS_OP ?? null, null);
+const opFilter = process.env.WEFT_BACKEND_OPS_OP ?? null;
+const cases = selectCases(casesFor('test', false), opFilter, null);
 const devices = Backend.devices();
 const cpuDevice = devices.find(isCpu)!;
 
 const counts = { passed: 0, failed: 0, skipped: 0 };
 let expectedRuns = 0;
-/** The eval cases ggml-reference has a file for (none when the folder is absent). */
-const refCases = cases.filter((tc) => referenceFile(tc) !== null);
+/** The reference files conformance mode replays (none when the folder is absent). */
+const refDir = conformanceDir();
+const refFiles = existsSync(refDir) ? selectFiles(listReferenceFiles(refDir), opFilter, null) : [];
 const seconds: Record<string, number> = {};
+const sizes: Record<string, number> = {};
 
-/** Cases grouped by op, in list order. */
-function byOp(list: TestCase[]): Map<string, TestCase[]> {
-  const m = new Map<string, TestCase[]>();
+/** Cases (or files) grouped by op, in list order. */
+function byOp<T extends CaseLabel>(list: T[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
   for (const tc of list) {
     const g = m.get(tc.op);
     if (g) g.push(tc);
@@ -58,13 +63,14 @@ function report(t: { skip(msg?: string): void }, r: CaseResult, label: string): 
 }
 
 /** One describe per (mode, backend), one per op inside it, one test per case. */
-function suite(
+function suite<T extends CaseLabel>(
   label: string,
-  list: TestCase[],
+  list: T[],
   start: () => Backend[],
-  run: (tc: TestCase, backends: Backend[]) => Promise<CaseResult>,
+  run: (tc: T, backends: Backend[]) => Promise<CaseResult>,
 ): void {
   expectedRuns += list.length;
+  sizes[label] = list.length;
   describe(label, () => {
     let backends: Backend[] = [];
     before(() => {
@@ -113,18 +119,18 @@ describe('backend-ops', () => {
 
   for (const dev of devices) {
     suite(
-      `ref ${dev.name} vs ggml's outputs`,
-      refCases,
+      `conformance ${dev.name} vs ggml's outputs`,
+      refFiles,
       () => [initBackend(dev), initBackend(cpuDevice)],
-      (tc, [b, cpu]) => evalReference(tc, b!, cpu!, referenceFile(tc)!),
+      (f, [b, cpu]) => evalConformance(f, b!, cpu!),
     );
   }
 
   test('summary', (t) => {
     if (gpuDevices().length === 0) t.diagnostic('no non-CPU device: test mode had nothing to compare');
     if (!hasAutodiff()) t.diagnostic('grad mode: "not supported: autodiff not available" (the binding has no ctx.buildBackwardExpand yet)');
-    if (refCases.length === 0) t.diagnostic(`no ggml-reference data at ${referenceDir()}: ref mode skipped (set WEFT_GGML_REFERENCE)`);
-    for (const [k, s] of Object.entries(seconds)) t.diagnostic(`${k}: ${k.startsWith('ref') ? refCases.length : cases.length} cases in ${s.toFixed(1)} s`);
+    if (refFiles.length === 0) t.diagnostic(`no reference files at ${refDir}: conformance mode skipped (set WEFT_GGML_REFERENCE)`);
+    for (const [k, s] of Object.entries(seconds)) t.diagnostic(`${k}: ${sizes[k]} cases in ${s.toFixed(1)} s`);
     t.diagnostic(`${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
     // every case ran once per backend and mode (failures fail their own tests above)
     assert.equal(counts.passed + counts.failed + counts.skipped, expectedRuns);

@@ -6,7 +6,7 @@ import { varsToStr, type Vars } from './format.js';
 import type { Rng } from './rng.js';
 import { initTensorUniform } from './tensor-data.js';
 
-export type Mode = 'test' | 'grad' | 'perf' | 'support' | 'ref';
+export type Mode = 'test' | 'grad' | 'perf' | 'support' | 'conformance';
 
 /** Elements of a sentinel tensor (test_case::sentinel_size). */
 export const SENTINEL_SIZE = 1024;

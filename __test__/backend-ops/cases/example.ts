@@ -5,7 +5,9 @@
 // op_desc(out) prints, vars() its parameters in VARS_TO_STR order, floats marked with
 // float()), create inputs with this.newTensor* so test mode puts sentinels after them, call
 // a.setParam() on inputs whose gradients grad mode should check, then add instances to
-// makeTestCasesEval() in ../lists.ts in ggml's order.
+// makeTestCasesEval() in ../lists.ts in ggml's order and an entry (its OP names, parameter
+// kinds, constructor) to CASE_REGISTRY in ../parse-name.ts, so conformance mode can build it
+// from its name.
 
 import type { Context, GgmlType, Tensor } from '../../../index.js';
 import type { Vars } from '../format.js';

@@ -53,8 +53,14 @@ export function buildCase(tc: TestCase, ctx: Context, mode: Mode): Tensor {
   return out;
 }
 
-/** Turn what a mode threw into a result (NotSupported / NotImplemented), rethrowing the rest. */
-export function resultOfError(tc: TestCase, e: unknown, started: number, prefix = ''): CaseResult {
+/** What a result is reported under: a case, or a conformance file before its case is built. */
+export interface CaseLabel {
+  readonly name: string;
+  readonly op: string;
+}
+
+/** Turn what a mode threw into a result: NotSupported / NotImplemented, any other error a failure. */
+export function resultOfError(tc: CaseLabel, e: unknown, started: number, prefix = ''): CaseResult {
   const base = { name: tc.name, op: tc.op, seconds: (performance.now() - started) / 1000 };
   if (e instanceof NotSupported) {
     return { ...base, status: 'not supported', text: `${prefix}not supported: ${e.message}`, reason: e.message };
@@ -67,7 +73,7 @@ export function resultOfError(tc: TestCase, e: unknown, started: number, prefix 
 }
 
 /** A finished result. */
-export function result(tc: TestCase, status: Status, text: string, reason: string, started: number): CaseResult {
+export function result(tc: CaseLabel, status: Status, text: string, reason: string, started: number): CaseResult {
   return { name: tc.name, op: tc.op, status, text, reason, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -80,7 +86,7 @@ export class CaseRun {
   readonly started = performance.now();
   readonly held: Disposable[] = [];
 
-  constructor(readonly tc: TestCase) {}
+  constructor(readonly tc: CaseLabel) {}
 
   /** Free `x` (a context, a buffer, a file) when the run ends, last held first; returns it. */
   hold<T extends Disposable | null>(x: T): T {
@@ -94,7 +100,7 @@ export class CaseRun {
 }
 
 /** Run a mode's body for one case: what it throws becomes a result, what it held is freed. */
-export async function runCase(tc: TestCase, body: (run: CaseRun) => Promise<CaseResult>): Promise<CaseResult> {
+export async function runCase(tc: CaseLabel, body: (run: CaseRun) => Promise<CaseResult>): Promise<CaseResult> {
   const run = new CaseRun(tc);
   try {
     return await body(run);

@@ -5,8 +5,8 @@
 
 mod common;
 use common::*;
-use weft::backend::cpu::{CpuBackend, CpuDevice};
-use weft::backend::{tensor_get, tensor_set, Backend, Device};
+use weft::backend::cpu::CpuDevice;
+use weft::backend::{tensor_get, tensor_set, Device};
 use weft::op::{Im2colParams, Op, PoolOp, SortOrder};
 use weft::{Context, Tensor, Type};
 

@@ -10,7 +10,7 @@
 mod common;
 use common::*;
 use weft::backend::cpu::{CpuBackend, CpuDevice};
-use weft::backend::{tensor_set, Backend, Device};
+use weft::backend::{Backend, Device};
 use weft::op::{Im2colParams, Op, PoolOp, Prec, RopeParams, ROPE_TYPE_NEOX};
 use weft::tensor::flags;
 use weft::types::convert::{from_f32, to_f32};

@@ -292,20 +292,20 @@ describe('conformance mode on files written here', () => {
   });
 
   test('a case the backend cannot run is not supported, with the reason', async () => {
-    // CPY to iq2_xxs needs an importance matrix: no backend of ggml's CPU set converts to it
+    // CPY to q4_0_4x4: weft does not quantize the repacked aarch64 layouts
     const cpu = Backend.init('CPU');
     const dir = tempDir();
-    const name = 'CPY(type_src=f32,type_dst=iq2_xxs,ne=[256,1,1,1],permute=[0,0,0,0])';
-    const blocks = new Uint8Array(66); // one iq2_xxs block
+    const name = 'CPY(type_src=f32,type_dst=q4_0_4x4,ne=[256,1,1,1],permute=[0,0,0,0])';
+    const blocks = new Uint8Array(8 * 18); // eight q4_0_4x4 blocks
     writeRef(join(dir, 'cpy.gguf'), {
       name,
       maxErr: 1e-6,
       graphOps: ['CPY'],
       inputs: [
         { name: 'src', type: 'f32', ne: [256, 1, 1, 1], data: new Float32Array(256) },
-        { name: 'dst', type: 'iq2_xxs', ne: [256, 1, 1, 1], data: blocks },
+        { name: 'dst', type: 'q4_0_4x4', ne: [256, 1, 1, 1], data: blocks },
       ],
-      output: { type: 'iq2_xxs', ne: [256, 1, 1, 1], data: blocks },
+      output: { type: 'q4_0_4x4', ne: [256, 1, 1, 1], data: blocks },
     });
     try {
       const [f] = listReferenceFiles(dir);

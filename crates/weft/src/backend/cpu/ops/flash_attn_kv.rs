@@ -21,6 +21,24 @@ pub struct KvRowOps {
     pub to_f32: unsafe fn(v: *const u8, out: &mut [f32]) -> Result<()>,
 }
 
+/// The ops of a 16-bit float K/V type, given its conversions from and to f32.
+macro_rules! half_kv {
+    ($from:expr, $to:expr) => {
+        Some(KvRowOps {
+            q_row_size: |n| 2 * n,
+            q_from_f32: |x, out| {
+                half_from_f32(x, out, $from);
+                Ok(())
+            },
+            dot: |k, q, n| Ok(unsafe { half_dot(k, q, n, $to) }),
+            to_f32: |v, out| {
+                unsafe { half_to_f32(v, out, $to) };
+                Ok(())
+            },
+        })
+    };
+}
+
 /// The ops of a quantized K/V type (a macro so each entry's functions are plain fn pointers
 /// with the type built in).
 macro_rules! quant_kv {
@@ -40,30 +58,8 @@ macro_rules! quant_kv {
 /// kernel's `supports` checks it).
 pub fn kv_row_ops(ty: Type) -> Option<KvRowOps> {
     match ty {
-        Type::F16 => Some(KvRowOps {
-            q_row_size: |n| 2 * n,
-            q_from_f32: |x, out| {
-                half_from_f32(x, out, f32_to_f16);
-                Ok(())
-            },
-            dot: |k, q, n| Ok(unsafe { half_dot(k, q, n, f16_to_f32) }),
-            to_f32: |v, out| {
-                unsafe { half_to_f32(v, out, f16_to_f32) };
-                Ok(())
-            },
-        }),
-        Type::BF16 => Some(KvRowOps {
-            q_row_size: |n| 2 * n,
-            q_from_f32: |x, out| {
-                half_from_f32(x, out, f32_to_bf16);
-                Ok(())
-            },
-            dot: |k, q, n| Ok(unsafe { half_dot(k, q, n, bf16_to_f32) }),
-            to_f32: |v, out| {
-                unsafe { half_to_f32(v, out, bf16_to_f32) };
-                Ok(())
-            },
-        }),
+        Type::F16 => half_kv!(f32_to_f16, f16_to_f32),
+        Type::BF16 => half_kv!(f32_to_bf16, bf16_to_f32),
         Type::Q4_0 => quant_kv!(Type::Q4_0),
         Type::Q4_1 => quant_kv!(Type::Q4_1),
         Type::Q5_0 => quant_kv!(Type::Q5_0),

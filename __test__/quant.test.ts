@@ -141,6 +141,7 @@ test('quantization errors name the function, the type and the condition', () => 
   throwsWith(() => quantizeChunk('q8_0', new Float32Array(64), 16, 1, 32), bad, 'quantizeChunk', 'q8_0', 'multiple of nPerRow')
   throwsWith(() => quantizeChunk('q8_0', new Float32Array(64), 32, 2, 32), bad, 'quantizeChunk', 'q8_0', 'past the end')
   throwsWith(() => quantizeChunk('q8_0', new Float32Array(64), 0, 1, -1), bad, 'quantizeChunk', 'nPerRow')
+  throwsWith(() => quantize('q8_0', new Float32Array(0), 2, 0), bad, 'quantize', 'q8_0', 'must be positive')
   throwsWith(() => dequantize('q4_0', new Uint8Array(17), 32), bad, 'dequantize', 'q4_0', '18 bytes')
   throwsWith(() => dequantize('q4_K', new Uint8Array(0), 32), bad, 'dequantize', 'q4_K', 'whole blocks')
   throwsWith(() => quantize('q4_0_4x4', new Float32Array(32), 1, 32), 'WEFT_NOT_SUPPORTED', 'quantize', 'q4_0_4x4')

@@ -37,8 +37,11 @@ fn chunk(
     n_per_row: usize,
     imatrix: Option<&[f32]>,
 ) -> Result<Uint8Array> {
-    if n_per_row == 0 || !start.is_multiple_of(n_per_row) {
-        return Err(invalid(format!("{what}: {t}: start={start} must be a multiple of nPerRow={n_per_row} (> 0)")));
+    if n_per_row == 0 {
+        return Err(invalid(format!("{what}: {t}: nPerRow (ncols) must be positive")));
+    }
+    if !start.is_multiple_of(n_per_row) {
+        return Err(invalid(format!("{what}: {t}: start={start} must be a multiple of nPerRow={n_per_row}")));
     }
     let size = rows_size(what, t, nrows, n_per_row)?;
     let end = nrows.checked_mul(n_per_row).and_then(|n| n.checked_add(start));

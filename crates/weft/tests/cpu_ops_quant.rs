@@ -442,3 +442,27 @@ fn cpu_supports_exactly_the_quantized_combinations_it_computes() {
         assert_eq!(dev.supports_op(&fa), ok, "flash_attn_ext {kv}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Reading and writing quantized tensors as floats
+
+#[test]
+fn quantized_views_read_and_write_as_floats_block_by_block() {
+    let ctx = host_ctx();
+    let (q, qd) = quant_input(&ctx, Type::Q8_0, [64, 4, 1, 1], 23);
+    assert_eq!(tensor_to_f32(&q).unwrap(), qd);
+    // Rows 1 and 3 (a strided view): their values, and writing it leaves rows 0 and 2 alone.
+    let v = ctx.view_2d(&q, 64, 2, 2 * q.nb()[1], q.nb()[1]).unwrap();
+    let rows13: Vec<f32> = [&qd[64..128], &qd[192..256]].concat();
+    assert_eq!(tensor_to_f32(&v).unwrap(), rows13);
+    weft::backend::tensor_from_f32(&v, &vec![0.5; 128]).unwrap();
+    let after = tensor_to_f32(&q).unwrap();
+    assert_eq!(&after[..64], &qd[..64]);
+    assert!(after[64..128].iter().all(|&x| (x - 0.5).abs() < 1e-2));
+    // A transposed quantized tensor steps whole blocks by nb[0] (ggml's tensor_to_float): it
+    // reads and writes without error (the values mean little, as in ggml).
+    let (sq, _) = quant_input(&ctx, Type::Q8_0, [64, 64, 1, 1], 24);
+    let tq = ctx.transpose(&sq).unwrap();
+    let n = tensor_to_f32(&tq).unwrap().len();
+    weft::backend::tensor_from_f32(&tq, &vec![0.0; n]).unwrap();
+}

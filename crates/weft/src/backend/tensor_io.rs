@@ -136,9 +136,25 @@ impl Drop for BusyGuard {
     }
 }
 
+/// Quantized rows whose blocks are strided (a permuted view) are read block by block, nb[0]
+/// apart as in ggml's tensor_to_float; a stride shorter than a block would make them overlap
+/// and reach past the bytes ggml_nbytes counts.
+fn check_block_stride(what: &str, t: &Tensor) -> Result<()> {
+    let (ty, nb0) = (t.ty(), t.nb()[0]);
+    if ty.is_quantized() && nb0 < ty.type_size() {
+        return Err(Error::invalid(format!(
+            "{what}: tensor '{}' steps its {ty} blocks by nb[0]={nb0} bytes, less than one block ({})",
+            t.label(),
+            ty.type_size()
+        )));
+    }
+    Ok(())
+}
+
 /// Gather a tensor's elements in logical order (ne0 fastest) from its raw span, following
 /// its strides, converting each row to f32.
 fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
+    check_block_stride("toFloat32", t)?;
     let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
     let n0 = ne[0].max(0) as usize;
     let mut out = vec![0f32; t.nelements().max(0) as usize];
@@ -153,11 +169,10 @@ fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
                 let row: &[u8] = if packed {
                     &span[base..base + row_bytes]
                 } else {
-                    // Strided elements (plain types only: blocks are always packed).
+                    // Strided elements (blocks, for quantized types: nb[0] steps a block).
                     let es = ty.type_size();
-                    for i0 in 0..n0 {
-                        row_buf[i0 * es..(i0 + 1) * es]
-                            .copy_from_slice(&span[base + i0 * nb[0]..base + i0 * nb[0] + es]);
+                    for j in 0..n0 / ty.blck_size() {
+                        row_buf[j * es..(j + 1) * es].copy_from_slice(&span[base + j * nb[0]..base + j * nb[0] + es]);
                     }
                     &row_buf
                 };
@@ -205,6 +220,7 @@ pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
         return tensor_set(t, &bytes, 0);
     }
     // Strided: read-modify-write the span so bytes between elements keep their values.
+    check_block_stride("fromFloat32", t)?;
     let mut span = vec![0u8; t.nbytes()];
     tensor_get(t, &mut span, 0)?;
     let packed = nb[0] == ty.type_size();
@@ -219,8 +235,8 @@ pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
                 if packed {
                     span[base..base + row_bytes].copy_from_slice(&row);
                 } else {
-                    for i0 in 0..n0 {
-                        span[base + i0 * nb[0]..base + i0 * nb[0] + es].copy_from_slice(&row[i0 * es..(i0 + 1) * es]);
+                    for j in 0..n0 / ty.blck_size() {
+                        span[base + j * nb[0]..base + j * nb[0] + es].copy_from_slice(&row[j * es..(j + 1) * es]);
                     }
                 }
                 k += n0;

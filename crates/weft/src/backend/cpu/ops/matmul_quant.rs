@@ -91,12 +91,13 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let rows = DotRows::new(a.ty, &b, cx)?;
     let m = a.n(1);
     let (r2, r3) = (b.n(2) / a.n(2), b.n(3) / a.n(3));
-    let blocks = m.div_ceil(A_ROWS_PER_TASK);
-    cx.try_par_ranges(b.nrows() * blocks, 1, |tasks| {
+    let (blocks, n_b) = (m.div_ceil(A_ROWS_PER_TASK), b.nrows());
+    // Consecutive tasks share a block of a rows (which stays in cache) and walk b's rows.
+    cx.try_par_ranges(blocks * n_b, 1, |tasks| {
         for task in tasks {
-            let r = task / blocks;
+            let r = task % n_b;
             let (i1, i2, i3) = b.row_coords(r);
-            let first = (task % blocks) * A_ROWS_PER_TASK;
+            let first = (task / n_b) * A_ROWS_PER_TASK;
             for i0 in first..(first + A_ROWS_PER_TASK).min(m) {
                 // SAFETY: (i0, i2 / r2, i3 / r3) is inside a (the constructor checked the
                 // broadcast); (i0, i1, i2, i3) inside dst [m, n, ne12, ne13], written by this

@@ -76,3 +76,7 @@ pub fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
         beta_slow: 1.0,
     }
 }
+
+pub mod model;
+#[allow(unused_imports)]
+pub use model::*;

@@ -13,6 +13,8 @@ mod enums;
 mod error;
 mod gguf;
 mod graph;
+mod inspect;
 mod quant;
 mod task;
 mod tensor;
+mod watch;

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Backend, Context, type NodeComparison, type Tensor } from '../../index.js';
+import { Backend, Context, UnaryOp, type NodeComparison, type OpName, type Tensor } from '../../index.js';
 import { fixed, float, sanitizeName, setColor, varsToStr } from './format.js';
 import { f32ToBf16, f32ToF16 } from './ggml-types.js';
 import { compareNode, evalTest } from './modes/test.js';
@@ -26,9 +26,10 @@ import type { Vars } from './format.js';
 quietGpuDrivers();
 setColor(false);
 
-const node = (op: string, a: number[], b: number[]): NodeComparison => ({
+const unaryOps: string[] = Object.values(UnaryOp);
+const node = (op: OpName | UnaryOp, a: number[], b: number[]): NodeComparison => ({
   index: 0,
-  op,
+  op: unaryOps.includes(op) ? 'UNARY' : (op as OpName),
   opDesc: op,
   name: op === 'NONE' ? 'sent_3' : 'out',
   a: Float32Array.from(a),

@@ -1,7 +1,7 @@
 // Filling tensors and reading them back, and the two error measures, as test-backend-ops
 // defines them (init_tensor_uniform, tensor_to_float, nmse, mean_abs_asymm).
 
-import type { Tensor } from '../../index.js';
+import type { Tensor } from 'weft-ml';
 import { NotSupported, quantizer } from './capabilities.js';
 import { blckSize, f32ToBf16, f32ToF16, isQuantized, quantizeRequiresImatrix, rowSize } from './ggml-types.js';
 import type { Rng } from './rng.js';

@@ -145,9 +145,15 @@ impl Backend for CpuBackend {
         CpuDevice::get()
     }
     fn graph_compute(&self, graph: &Graph) -> Result<()> {
+        self.graph_compute_observed(graph, &super::Unobserved)
+    }
+    fn graph_compute_observed(&self, graph: &Graph, observer: &dyn super::ComputeObserver) -> Result<()> {
         let pool = self.pool();
         let cx = Cx::new(&pool);
-        for node in graph.nodes() {
+        let total = graph.n_nodes();
+        for (i, node) in graph.nodes().iter().enumerate() {
+            // ggml-cpu asks its abort callback before every node too
+            super::between_nodes(observer, i, total)?;
             if node.is_empty() || node.op().kind().is_view() || node.op().kind() == crate::op::OpKind::None {
                 continue;
             }
@@ -157,6 +163,7 @@ impl Backend for CpuBackend {
             }
             dispatch::compute(node, &cx)?;
         }
+        observer.progress(total, total);
         Ok(())
     }
     fn set_option(&self, key: &str, value: &str) -> Result<()> {

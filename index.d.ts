@@ -60,6 +60,7 @@ export declare class Backend {
   compareGraph(other: Backend, graph: Graph): Promise<Array<NodeComparison>>
   /** ggml_backend_synchronize. */
   synchronize(): void
+  /** Drop this backend now. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -510,6 +511,7 @@ export declare class Graph {
   get hasGrads(): boolean
   /** ggml_graph_clear. */
   clear(): void
+  /** Drop this handle now (its nodes live on while other graphs or tensors use them). */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -632,11 +634,11 @@ export declare class Tensor {
   fromFloat32(data: Float32Array): void
   /** Fill all bytes of the tensor with `value` (ggml_backend_tensor_memset). */
   memset(value: number): void
+  get disposed(): boolean
+  toString(): string
   /** Drop this handle now. The node lives on while graphs or other handles use it. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
-  get disposed(): boolean
-  toString(): string
 }
 
 export interface AdamwOptions {

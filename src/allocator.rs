@@ -51,15 +51,6 @@ impl GraphAllocator {
     pub fn buffers(&mut self) -> Result<BackendBuffer> {
         Ok(BackendBuffer::from_buffers(self.get()?.buffers()))
     }
-
-    /// Drop the allocator and its hold on its buffers (tensors placed in them keep theirs).
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(GraphAllocator, "Drop the allocator and its hold on its buffers (tensors placed in them keep theirs).");

@@ -153,17 +153,9 @@ impl Backend {
     pub fn synchronize(&self) -> Result<()> {
         self.get()?.synchronize().js()
     }
-
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(Backend, "Drop this backend now.");
 
 /// Memory of one backend (ggml_backend_buffer); allocCtxTensors may return several pieces
 /// as one object, as ggml's multi-buffer does.

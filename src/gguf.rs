@@ -229,18 +229,9 @@ impl Gguf {
         let ts = tensors.iter().map(|t| t.get().cloned()).collect::<Result<Vec<_>>>()?;
         weft::gguf::load_tensors(self.get_file()?, &ts).js()
     }
-
-    /// Unmap the file now.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(Gguf, "Unmap the file now.");
 
 /// What kind of JS value this is, for inferring a GGUF type.
 fn infer_type(v: &Unknown) -> Result<ValueType> {
@@ -436,15 +427,6 @@ impl GgufWriter {
     pub fn write_file(&self, path: String) -> Result<()> {
         self.written()?.write_to_file(&path).js()
     }
-
-    /// Drop the metadata and tensor data gathered so far; later calls throw.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(GgufWriter, "Drop the metadata and tensor data gathered so far; later calls throw.");

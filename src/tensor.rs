@@ -339,17 +339,6 @@ impl Tensor {
         weft::backend::tensor_memset(t, value, 0, t.nbytes()).js()
     }
 
-    /// Drop this handle now. The node lives on while graphs or other handles use it.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
-
     #[napi(catch_unwind, getter)]
     pub fn disposed(&self) -> bool {
         self.inner.is_none()
@@ -377,3 +366,5 @@ impl Tensor {
         crate::inspect::inspect_tensor(&env, t, options, inspect)
     }
 }
+
+disposable!(Tensor, "Drop this handle now. The node lives on while graphs or other handles use it.");

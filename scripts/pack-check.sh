@@ -35,6 +35,23 @@ node -e "
   console.log(deps.map(([n, v]) => n + '@' + v).join('\n'))
 "
 
+say "dist/ requires nothing outside itself but packages (shipped code imports the binding as '$name')"
+node -e "
+  const fs = require('fs'), path = require('path')
+  const dist = path.resolve('dist'), bad = []
+  const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => {
+    const f = path.join(d, e.name)
+    if (e.isDirectory()) return walk(f)
+    if (!f.endsWith('.js')) return
+    for (const [, spec] of fs.readFileSync(f, 'utf8').matchAll(/require\\(\"(\\.[^\"]*)\"\\)/g)) {
+      if (!path.resolve(path.dirname(f), spec).startsWith(dist + path.sep)) bad.push(path.relative(dist, f) + ': ' + spec)
+    }
+  })
+  walk(dist)
+  if (bad.length) { console.error('relative requires that leave dist/:', bad); process.exit(1) }
+  console.log('ok')
+"
+
 say "pack $name (no build: the tarball is what the checkout holds)"
 npm pack --ignore-scripts --pack-destination "$work" --json >"$work/pack.json"
 node -e "

@@ -158,7 +158,7 @@ impl TData {
         let p = self.row_ptr(i1, i2, i3);
         if let (Some(elem), true) = (Elem::of(self.ty), self.rows_packed()) {
             // f32 copied, f16 / bf16 rounded with SIMD (the same bits as element by element)
-            kernels().from_f32(elem, src.as_ptr(), p, n);
+            kernels().f32_to(elem, src.as_ptr(), p, n);
             return;
         }
         let nb0 = self.nb[0];

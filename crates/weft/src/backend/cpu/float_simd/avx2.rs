@@ -5,29 +5,14 @@
 
 use std::arch::x86_64::*;
 
-use super::{scalar, Isa, Kernels};
+use super::{scalar, Bin, Isa, Kernels};
 use crate::types::{bf16_to_f32, f16_to_f32};
 
 pub fn available() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
 }
 
-pub static KERNELS: Kernels = Kernels {
-    isa: Isa::Avx2,
-    dot_f32: |k, a, lda, rows, b, out| unsafe { dot::<F32>(k, a, lda, rows, b, out) },
-    dot_f16: |k, a, lda, rows, b, out| unsafe { dot::<F16>(k, a, lda, rows, b, out) },
-    dot_bf16: |k, a, lda, rows, b, out| unsafe { dot::<Bf16>(k, a, lda, rows, b, out) },
-    f16_to_f32: |s, d, n| unsafe { widen::<F16>(s, d, n) },
-    bf16_to_f32: |s, d, n| unsafe { widen::<Bf16>(s, d, n) },
-    f32_to_f16: |s, d, n| unsafe { narrow_f16(s, d, n) },
-    f32_to_bf16: |s, d, n| unsafe { scalar::narrow_bf16(s, d, n) },
-    add: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Add) },
-    sub: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Sub) },
-    mul: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Mul) },
-    div: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Div) },
-    sum_sq_f64: |x, n| unsafe { sum_sq_f64(x, n) },
-    scale: |x, s, o, n| unsafe { scale(x, s, o, n) },
-};
+isa_table!(Isa::Avx2, narrow_f16, scalar::narrow_bf16);
 
 /// How one element type becomes 8 f32 lanes.
 trait Load {
@@ -104,15 +89,15 @@ unsafe fn dot4<L: Load>(k: usize, a: *const u8, lda: usize, b: *const u8, out: *
     let mut i = 0;
     while i + 8 <= k {
         let bv = L::load(b.add(i * s));
-        for r in 0..4 {
-            acc[r] = _mm256_fmadd_ps(L::load(rows[r].add(i * s)), bv, acc[r]);
+        for (acc, row) in acc.iter_mut().zip(rows) {
+            *acc = _mm256_fmadd_ps(L::load(row.add(i * s)), bv, *acc);
         }
         i += 8;
     }
-    for r in 0..4 {
-        let mut sum = hsum(acc[r]);
+    for (r, (acc, row)) in acc.iter().zip(rows).enumerate() {
+        let mut sum = hsum(*acc);
         for j in i..k {
-            sum += L::one(rows[r].add(j * s)) * L::one(b.add(j * s));
+            sum += L::one(row.add(j * s)) * L::one(b.add(j * s));
         }
         *out.add(r) = sum;
     }
@@ -163,14 +148,6 @@ unsafe fn narrow_f16(src: *const f32, dst: *mut u16, n: usize) {
     scalar::narrow_f16(src.add(i), dst.add(i), n - i);
 }
 
-#[derive(Clone, Copy)]
-enum Bin {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn bin(x: *const f32, y: *const f32, out: *mut f32, n: usize, op: Bin) {
     let f = |a: __m256, b: __m256| match op {
@@ -184,13 +161,7 @@ unsafe fn bin(x: *const f32, y: *const f32, out: *mut f32, n: usize, op: Bin) {
         _mm256_storeu_ps(out.add(i), f(_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(y.add(i))));
         i += 8;
     }
-    let g = |a: f32, b: f32| match op {
-        Bin::Add => a + b,
-        Bin::Sub => a - b,
-        Bin::Mul => a * b,
-        Bin::Div => a / b,
-    };
-    scalar::bin(x.add(i), y.add(i), out.add(i), n - i, g);
+    scalar::bin(x.add(i), y.add(i), out.add(i), n - i, |a, b| op.scalar(a, b));
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
@@ -220,4 +191,9 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
         i += 8;
     }
     scalar::scale(x.add(i), s, out.add(i), n - i);
+}
+
+/// Per element (see `Kernels::exp_sum`).
+unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
+    scalar::exp_sum(x, max, y, n)
 }

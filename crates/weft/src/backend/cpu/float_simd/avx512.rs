@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{Isa, Kernels};
+use super::{scalar, Bin, Isa, Kernels};
 
 pub fn available() -> bool {
     super::avx2::available()
@@ -13,22 +13,7 @@ pub fn available() -> bool {
         && is_x86_feature_detected!("avx512vl")
 }
 
-pub static KERNELS: Kernels = Kernels {
-    isa: Isa::Avx512,
-    dot_f32: |k, a, lda, rows, b, out| unsafe { dot::<F32>(k, a, lda, rows, b, out) },
-    dot_f16: |k, a, lda, rows, b, out| unsafe { dot::<F16>(k, a, lda, rows, b, out) },
-    dot_bf16: |k, a, lda, rows, b, out| unsafe { dot::<Bf16>(k, a, lda, rows, b, out) },
-    f16_to_f32: |s, d, n| unsafe { widen::<F16>(s, d, n) },
-    bf16_to_f32: |s, d, n| unsafe { widen::<Bf16>(s, d, n) },
-    f32_to_f16: |s, d, n| unsafe { narrow_f16(s, d, n) },
-    f32_to_bf16: |s, d, n| unsafe { narrow_bf16(s, d, n) },
-    add: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Add) },
-    sub: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Sub) },
-    mul: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Mul) },
-    div: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Div) },
-    sum_sq_f64: |x, n| unsafe { sum_sq_f64(x, n) },
-    scale: |x, s, o, n| unsafe { scale(x, s, o, n) },
-};
+isa_table!(Isa::Avx512, narrow_f16, narrow_bf16);
 
 /// Mask of the first `n` (<= 16) lanes.
 #[inline(always)]
@@ -106,20 +91,20 @@ unsafe fn dot4<L: Load>(k: usize, a: *const u8, lda: usize, b: *const u8, out: *
     let mut i = 0;
     while i + 16 <= k {
         let bv = L::load(b.add(i * s));
-        for r in 0..4 {
-            acc[r] = _mm512_fmadd_ps(L::load(rows[r].add(i * s)), bv, acc[r]);
+        for (acc, row) in acc.iter_mut().zip(rows) {
+            *acc = _mm512_fmadd_ps(L::load(row.add(i * s)), bv, *acc);
         }
         i += 16;
     }
     if i < k {
         let m = tail_mask(k - i);
         let bv = L::load_masked(b.add(i * s), m);
-        for r in 0..4 {
-            acc[r] = _mm512_fmadd_ps(L::load_masked(rows[r].add(i * s), m), bv, acc[r]);
+        for (acc, row) in acc.iter_mut().zip(rows) {
+            *acc = _mm512_fmadd_ps(L::load_masked(row.add(i * s), m), bv, *acc);
         }
     }
-    for r in 0..4 {
-        *out.add(r) = _mm512_reduce_add_ps(acc[r]);
+    for (r, acc) in acc.iter().enumerate() {
+        *out.add(r) = _mm512_reduce_add_ps(*acc);
     }
 }
 
@@ -198,14 +183,6 @@ unsafe fn narrow_bf16(src: *const f32, dst: *mut u16, n: usize) {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Bin {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
 #[inline(always)]
 unsafe fn apply(op: Bin, x: __m512, y: __m512) -> __m512 {
     match op {
@@ -259,4 +236,50 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
         _mm512_mask_storeu_ps(out.add(i), m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x.add(i)), sv));
         i += 16;
     }
+}
+
+/// An f32 constant from its bits (Rust has no hex float literals).
+#[inline(always)]
+unsafe fn c(bits: u32) -> __m512 {
+    _mm512_set1_ps(f32::from_bits(bits))
+}
+
+/// exp of 16 lanes: n = round(x / ln 2) by the 1.5 * 2^23 shift, b = x - n ln 2 (ln 2 split
+/// in two), e^b by a degree-5 polynomial (the published expf coefficients ggml's ggml_v_expf
+/// uses), scaled by 2^n with `vscalefps`. |n| > 192 saturates: 0 below, infinity above.
+#[inline(always)]
+unsafe fn exp16(x: __m512) -> __m512 {
+    let shift = c(0x4b40_0000); // 1.5 * 2^23
+    let z = _mm512_fmadd_ps(x, c(0x3fb8_aa3b), shift); // x * log2(e) + shift
+    let n = _mm512_sub_ps(z, shift);
+    let b = _mm512_fnmadd_ps(n, c(0x35bf_be8e), _mm512_fnmadd_ps(n, c(0x3f31_7200), x));
+    let u = _mm512_mul_ps(b, b);
+    let hi = _mm512_fmadd_ps(
+        _mm512_fmadd_ps(c(0x3c07_2010), b, c(0x3d2b_9f17)),
+        u,
+        _mm512_fmadd_ps(c(0x3e2a_af33), b, c(0x3eff_fedb)),
+    );
+    let p = _mm512_fmadd_ps(hi, u, _mm512_fmadd_ps(c(0x3f7f_fff6), b, _mm512_set1_ps(1.0)));
+    let r = _mm512_scalef_ps(p, n);
+    let big = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(_mm512_abs_ps(n), _mm512_set1_ps(192.0));
+    if big == 0 {
+        return r;
+    }
+    let neg = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(n, _mm512_setzero_ps());
+    let sat = _mm512_mask_blend_ps(neg, _mm512_set1_ps(f32::INFINITY), _mm512_setzero_ps());
+    _mm512_mask_blend_ps(big, r, sat)
+}
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
+    let m = _mm512_set1_ps(max);
+    let mut sum = 0f64;
+    let mut i = 0;
+    while i + 16 <= n {
+        let v = exp16(_mm512_sub_ps(_mm512_loadu_ps(x.add(i)), m));
+        _mm512_storeu_ps(y.add(i), v);
+        sum += _mm512_reduce_add_ps(v) as f64;
+        i += 16;
+    }
+    sum + scalar::exp_sum(x.add(i), max, y.add(i), n - i)
 }

@@ -12,6 +12,53 @@
 //! sum in a different order per ISA (lanes, then a tree), so they agree with the scalar
 //! oracle to rounding, not bit for bit.
 
+/// An ISA module's [`Kernels`] table, from its generic kernels (`dot::<L>`, `widen::<L>`
+/// over its `F32` / `F16` / `Bf16` loaders; `bin`, `sum_sq_f64`, `scale`) and the two
+/// narrowing functions given.
+macro_rules! isa_table {
+    ($isa:expr, $narrow_f16:path, $narrow_bf16:path) => {
+        pub static KERNELS: Kernels = Kernels {
+            isa: $isa,
+            dot_f32: |k, a, lda, rows, b, out| unsafe { dot::<F32>(k, a, lda, rows, b, out) },
+            dot_f16: |k, a, lda, rows, b, out| unsafe { dot::<F16>(k, a, lda, rows, b, out) },
+            dot_bf16: |k, a, lda, rows, b, out| unsafe { dot::<Bf16>(k, a, lda, rows, b, out) },
+            f16_to_f32: |s, d, n| unsafe { widen::<F16>(s, d, n) },
+            bf16_to_f32: |s, d, n| unsafe { widen::<Bf16>(s, d, n) },
+            f32_to_f16: |s, d, n| unsafe { $narrow_f16(s, d, n) },
+            f32_to_bf16: |s, d, n| unsafe { $narrow_bf16(s, d, n) },
+            add: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Add) },
+            sub: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Sub) },
+            mul: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Mul) },
+            div: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Div) },
+            sum_sq_f64: |x, n| unsafe { sum_sq_f64(x, n) },
+            scale: |x, s, o, n| unsafe { scale(x, s, o, n) },
+            exp_sum: |x, m, y, n| unsafe { exp_sum(x, m, y, n) },
+        };
+    };
+}
+
+/// The elementwise binary ops: each ISA's `bin` loop takes one.
+#[derive(Clone, Copy)]
+pub(crate) enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl Bin {
+    /// The op on one pair (the scalar table and the SIMD tails).
+    #[inline(always)]
+    pub(crate) fn scalar(self, a: f32, b: f32) -> f32 {
+        match self {
+            Bin::Add => a + b,
+            Bin::Sub => a - b,
+            Bin::Mul => a * b,
+            Bin::Div => a / b,
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
@@ -112,6 +159,12 @@ pub struct Kernels {
     pub sum_sq_f64: unsafe fn(x: *const f32, n: usize) -> f64,
     /// `out[i] = x[i] * s` (`out` may be `x`).
     pub scale: unsafe fn(x: *const f32, s: f32, out: *mut f32, n: usize),
+    /// SOFT_MAX's core: `y[i] = exp(x[i] - max)`, returning the sum of the y in f64 (`y`
+    /// may be `x`). AVX-512 evaluates exp as a degree-5 polynomial after range reduction
+    /// (the approximation ggml's `ggml_v_expf` uses, within 2 ulp of the correctly rounded
+    /// value) and sums each vector in f32 before adding it to the f64 total, as ggml does;
+    /// the other tables take `f32::exp` per element and sum in f64.
+    pub exp_sum: unsafe fn(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64,
 }
 
 impl Kernels {
@@ -158,7 +211,7 @@ impl Kernels {
     ///
     /// # Safety
     /// `src` readable for n f32, `dst` writable for n elements of `elem`.
-    pub unsafe fn from_f32(&self, elem: Elem, src: *const f32, dst: *mut u8, n: usize) {
+    pub unsafe fn f32_to(&self, elem: Elem, src: *const f32, dst: *mut u8, n: usize) {
         match elem {
             Elem::F32 => std::ptr::copy_nonoverlapping(src, dst as *mut f32, n),
             Elem::F16 => (self.f32_to_f16)(src, dst as *mut u16, n),

@@ -5,25 +5,10 @@
 
 use std::arch::aarch64::*;
 
-use super::{scalar, Isa, Kernels};
+use super::{scalar, Bin, Isa, Kernels};
 use crate::types::{bf16_to_f32, f16_to_f32};
 
-pub static KERNELS: Kernels = Kernels {
-    isa: Isa::Neon,
-    dot_f32: |k, a, lda, rows, b, out| unsafe { dot::<F32>(k, a, lda, rows, b, out) },
-    dot_f16: |k, a, lda, rows, b, out| unsafe { dot::<F16>(k, a, lda, rows, b, out) },
-    dot_bf16: |k, a, lda, rows, b, out| unsafe { dot::<Bf16>(k, a, lda, rows, b, out) },
-    f16_to_f32: |s, d, n| unsafe { widen::<F16>(s, d, n) },
-    bf16_to_f32: |s, d, n| unsafe { widen::<Bf16>(s, d, n) },
-    f32_to_f16: |s, d, n| unsafe { scalar::narrow_f16(s, d, n) },
-    f32_to_bf16: |s, d, n| unsafe { scalar::narrow_bf16(s, d, n) },
-    add: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Add) },
-    sub: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Sub) },
-    mul: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Mul) },
-    div: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Div) },
-    sum_sq_f64: |x, n| unsafe { sum_sq_f64(x, n) },
-    scale: |x, s, o, n| unsafe { scale(x, s, o, n) },
-};
+isa_table!(Isa::Neon, scalar::narrow_f16, scalar::narrow_bf16);
 
 trait Load {
     const SIZE: usize;
@@ -122,14 +107,6 @@ unsafe fn widen<L: Load>(src: *const u16, dst: *mut f32, n: usize) {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Bin {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
 #[target_feature(enable = "neon")]
 unsafe fn bin(x: *const f32, y: *const f32, out: *mut f32, n: usize, op: Bin) {
     let f = |a: float32x4_t, b: float32x4_t| match op {
@@ -143,13 +120,7 @@ unsafe fn bin(x: *const f32, y: *const f32, out: *mut f32, n: usize, op: Bin) {
         vst1q_f32(out.add(i), f(vld1q_f32(x.add(i)), vld1q_f32(y.add(i))));
         i += 4;
     }
-    let g = |a: f32, b: f32| match op {
-        Bin::Add => a + b,
-        Bin::Sub => a - b,
-        Bin::Mul => a * b,
-        Bin::Div => a / b,
-    };
-    scalar::bin(x.add(i), y.add(i), out.add(i), n - i, g);
+    scalar::bin(x.add(i), y.add(i), out.add(i), n - i, |a, b| op.scalar(a, b));
 }
 
 #[target_feature(enable = "neon")]
@@ -175,4 +146,9 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
         i += 4;
     }
     scalar::scale(x.add(i), s, out.add(i), n - i);
+}
+
+/// Per element (see `Kernels::exp_sum`).
+unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
+    scalar::exp_sum(x, max, y, n)
 }

@@ -1,7 +1,7 @@
 //! The portable table: plain loops, one element at a time. The fallback where no SIMD level
 //! is present, and the oracle the SIMD tables are tested against.
 
-use super::{Isa, Kernels};
+use super::{Bin, Isa, Kernels};
 use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 
 pub static KERNELS: Kernels = Kernels {
@@ -13,12 +13,13 @@ pub static KERNELS: Kernels = Kernels {
     bf16_to_f32: widen_bf16,
     f32_to_f16: narrow_f16,
     f32_to_bf16: narrow_bf16,
-    add: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| a + b) },
-    sub: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| a - b) },
-    mul: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| a * b) },
-    div: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| a / b) },
+    add: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| Bin::Add.scalar(a, b)) },
+    sub: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| Bin::Sub.scalar(a, b)) },
+    mul: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| Bin::Mul.scalar(a, b)) },
+    div: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| Bin::Div.scalar(a, b)) },
     sum_sq_f64,
     scale,
+    exp_sum,
 };
 
 /// Dot products of `rows` rows of a with b, each element read by `load`.
@@ -94,4 +95,14 @@ pub(super) unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
     for i in 0..n {
         *out.add(i) = *x.add(i) * s;
     }
+}
+
+pub(super) unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
+    let mut sum = 0f64;
+    for i in 0..n {
+        let v = (*x.add(i) - max).exp();
+        *y.add(i) = v;
+        sum += v as f64;
+    }
+    sum
 }

@@ -31,7 +31,7 @@ fn rows_of(elem: Elem, vals: &[f32], n: usize, stride: usize) -> Vec<u8> {
     let mut out = vec![0u8; stride * (vals.len() / n.max(1)).max(1) + 64];
     for (r, row) in vals.chunks(n.max(1)).enumerate() {
         // SAFETY: row r fits at r * stride (stride >= n elements).
-        unsafe { scalar::KERNELS.from_f32(elem, row.as_ptr(), out.as_mut_ptr().add(r * stride), row.len()) };
+        unsafe { scalar::KERNELS.f32_to(elem, row.as_ptr(), out.as_mut_ptr().add(r * stride), row.len()) };
     }
     out
 }
@@ -75,9 +75,7 @@ fn dots_match_the_scalar_oracle() {
                             want[r]
                         );
                     }
-                    for r in rows..4 {
-                        assert!(got[r].is_nan(), "{:?} wrote past `rows`", t.isa);
-                    }
+                    assert!(got[rows..].iter().all(|v| v.is_nan()), "{:?} wrote past `rows`", t.isa);
                 }
             }
         }
@@ -173,6 +171,35 @@ fn elementwise_ops_are_bit_exact_in_place_too() {
             };
             assert_eq!(got, want, "{:?} scale n={n}", t.isa);
             assert!((sg - sw).abs() <= 1e-12 * sw.abs(), "{:?} sum_sq n={n}: {sg} vs {sw}", t.isa);
+        }
+    }
+}
+
+#[test]
+fn exp_sums_match_the_oracle() {
+    let mut g = Gen(13);
+    for t in simd_tables() {
+        for &n in LENGTHS {
+            // Softmax inputs: at most the max, down past where exp underflows, and -inf (masked).
+            let mut x: Vec<f32> = (0..n).map(|_| (g.f32() - 1.0) * 60.0).collect();
+            if n > 3 {
+                x[1] = f32::NEG_INFINITY;
+                x[2] = -104.0;
+                x[3] = 0.0;
+            }
+            let (mut got, mut want) = (vec![0f32; n], vec![0f32; n]);
+            // SAFETY: n elements each.
+            let (sg, sw) = unsafe {
+                (
+                    (t.exp_sum)(x.as_ptr(), 0.5, got.as_mut_ptr(), n),
+                    (scalar::KERNELS.exp_sum)(x.as_ptr(), 0.5, want.as_mut_ptr(), n),
+                )
+            };
+            for i in 0..n {
+                let tol = 3.0 * f32::EPSILON * want[i] + f32::from_bits(1);
+                assert!((got[i] - want[i]).abs() <= tol, "{:?} exp({}) = {} vs {}", t.isa, x[i] - 0.5, got[i], want[i]);
+            }
+            assert!((sg - sw).abs() <= 1e-6 * sw, "{:?} sum n={n}: {sg} vs {sw}", t.isa);
         }
     }
 }

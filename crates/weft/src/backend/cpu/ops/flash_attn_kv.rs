@@ -31,7 +31,7 @@ macro_rules! half_kv {
             q_from_f32: |x, out| {
                 let n = x.len().min(out.len() / 2);
                 // SAFETY: n elements in, n 16-bit values out.
-                unsafe { kernels().from_f32($elem, x.as_ptr(), out.as_mut_ptr(), n) };
+                unsafe { kernels().f32_to($elem, x.as_ptr(), out.as_mut_ptr(), n) };
                 Ok(())
             },
             dot: |k, q, n| {

@@ -41,7 +41,8 @@ impl BRows {
     pub(super) fn new(b: &TData, round: Elem, store: Elem, cx: &Cx) -> BRows {
         let k = b.n(0);
         let row_size = k * store.size();
-        if Elem::of(b.ty) == Some(store) && b.rows_packed() && (round == store || round == Elem::F32) {
+        let aligned = b.nb[1] % store.size() == 0;
+        if Elem::of(b.ty) == Some(store) && b.rows_packed() && aligned && (round == store || round == Elem::F32) {
             return BRows { b: *b, owned: None, row_size };
         }
         let mut data = vec![0u8; b.nrows() * row_size];
@@ -57,10 +58,10 @@ impl BRows {
                     let dst = out.get().add(r * row_size);
                     if round != Elem::F32 && store == Elem::F32 {
                         // Rounded through a's type, stored widened (for the f32 GEMM).
-                        kern.from_f32(round, buf.as_ptr(), tmp.as_mut_ptr(), k);
+                        kern.f32_to(round, buf.as_ptr(), tmp.as_mut_ptr(), k);
                         kern.to_f32(round, tmp.as_ptr(), dst as *mut f32, k);
                     } else {
-                        kern.from_f32(store, buf.as_ptr(), dst, k);
+                        kern.f32_to(store, buf.as_ptr(), dst, k);
                     }
                 }
             }
@@ -217,7 +218,7 @@ fn gemm_blocks(p: &Problem, brows: &BRows, b: &TData, cx: &Cx) {
                 let bt = b0.add(i1 * ldb) as *const f32;
                 let dst = p.dst(i0, i1, i2, i3);
                 let a_rows = p.a_matrix(i2, i3).add(i0 * p.a.nb[1]);
-                if p.elem == Elem::F32 {
+                if p.elem == Elem::F32 && p.a.nb[1] % 4 == 0 {
                     gemm_f32(mb, nb, p.k, dst, ldd, false, a_rows as *const f32, p.a.nb[1] / 4, bt, ldb / 4);
                     continue;
                 }
@@ -227,7 +228,7 @@ fn gemm_blocks(p: &Problem, brows: &BRows, b: &TData, cx: &Cx) {
                 while kb < p.k {
                     let kl = (p.k - kb).min(kb_len);
                     for r in 0..mb {
-                        let src = a_rows.add(r * p.a.nb[1] + kb * 2);
+                        let src = a_rows.add(r * p.a.nb[1] + kb * p.elem.size());
                         kern.to_f32(p.elem, src, wide.as_mut_ptr().add(r * kl), kl);
                     }
                     gemm_f32(mb, nb, kl, dst, ldd, kb > 0, wide.as_ptr(), kl, bt.add(kb), ldb / 4);

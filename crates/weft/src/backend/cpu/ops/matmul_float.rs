@@ -41,7 +41,7 @@ impl BRows {
     pub(super) fn new(b: &TData, round: Elem, store: Elem, cx: &Cx) -> BRows {
         let k = b.n(0);
         let row_size = k * store.size();
-        let aligned = b.nb[1] % store.size() == 0;
+        let aligned = b.nb[1].is_multiple_of(store.size());
         if Elem::of(b.ty) == Some(store) && b.rows_packed() && aligned && (round == store || round == Elem::F32) {
             return BRows { b: *b, owned: None, row_size };
         }
@@ -218,7 +218,7 @@ fn gemm_blocks(p: &Problem, brows: &BRows, b: &TData, cx: &Cx) {
                 let bt = b0.add(i1 * ldb) as *const f32;
                 let dst = p.dst(i0, i1, i2, i3);
                 let a_rows = p.a_matrix(i2, i3).add(i0 * p.a.nb[1]);
-                if p.elem == Elem::F32 && p.a.nb[1] % 4 == 0 {
+                if p.elem == Elem::F32 && p.a.nb[1].is_multiple_of(4) {
                     gemm_f32(mb, nb, p.k, dst, ldd, false, a_rows as *const f32, p.a.nb[1] / 4, bt, ldb / 4);
                     continue;
                 }

@@ -112,6 +112,7 @@ describe('tensor initialization', () => {
     const i32 = ctx.newTensor1d('i32', 64);
     const i64 = ctx.newTensor1d('i64', 8);
     const h = ctx.newTensor1d('f16', 64);
+    const bh = ctx.newTensor2d('bf16', 16, 4);
     const buf = cpu.allocCtxTensors(ctx)!;
     try {
       initTensorUniform(f, new Rng(1, 'x'), 2, 3);
@@ -128,6 +129,8 @@ describe('tensor initialization', () => {
       // f16 goes through ggml's conversion
       initTensorUniform(h, new Rng(1, 'x'), 2, 3);
       assert.deepEqual(new Uint16Array(h.get().slice().buffer), Uint16Array.from(fv, f32ToF16));
+      initTensorUniform(bh, new Rng(1, 'x'), 2, 3);
+      assert.deepEqual(new Uint16Array(bh.get().slice().buffer), Uint16Array.from(fv, f32ToBf16));
     } finally {
       buf.dispose();
       ctx.dispose();
@@ -160,6 +163,17 @@ describe('tensor initialization', () => {
     for (let i = 0; i < 1000; i++) {
       const u = r.uniform(-1, 1);
       assert.ok(u >= -1 && u < 1);
+    }
+  });
+
+  test('fillUniform draws the values uniform() would, and leaves the same state', () => {
+    for (const [lo, hi] of [[-1, 1], [0.5, 3], [-1e-3, 7]] as const) {
+      const [a, b] = [new Rng(3, 'f'), new Rng(3, 'f')];
+      const bulk = new Float32Array(5000);
+      b.fillUniform(bulk, lo, hi);
+      const one = Float32Array.from({ length: bulk.length }, () => a.uniform(lo, hi));
+      assert.deepEqual(bulk, one);
+      assert.equal(a.nextU32(), b.nextU32());
     }
   });
 });

@@ -3,6 +3,7 @@
 
 mod buffer;
 mod dispatch;
+pub(crate) mod float_simd;
 mod kernel;
 mod ops;
 mod tdata;
@@ -86,7 +87,9 @@ impl Device for CpuDevice {
         buft.is_host()
     }
     fn properties(&self) -> Vec<(String, String)> {
-        vec![("threads".into(), default_threads().to_string())]
+        // "isa": the float kernels' instruction set (float_simd), e.g. "avx512".
+        let isa = format!("{:?}", float_simd::kernels().isa).to_lowercase();
+        vec![("threads".into(), default_threads().to_string()), ("isa".into(), isa)]
     }
 }
 

@@ -7,12 +7,16 @@
 extern crate napi_derive;
 
 mod allocator;
+mod args;
 mod backend;
 mod context;
 mod enums;
 mod error;
 mod gguf;
+mod gguf_values;
 mod graph;
+mod memory;
+mod options;
 mod quant;
 mod task;
 mod tensor;

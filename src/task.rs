@@ -1,6 +1,8 @@
-//! Work that runs off the JS thread (napi AsyncTask on libuv's pool): graph compute and the
-//! node-by-node backend comparison. The buffers a task uses are marked in use from the
-//! moment the Promise is created until it settles, so JS cannot write them underneath.
+//! Work that runs off the JS thread (napi AsyncTask on libuv's pool): graph compute, the
+//! node-by-node backend comparison and tensor reads. The buffers a task uses are held from
+//! the moment the Promise is created until it settles, so JS cannot write or free them
+//! underneath (reads share them). Every failure, including a buffer that cannot be held,
+//! rejects the Promise.
 
 use std::sync::Arc;
 
@@ -20,18 +22,31 @@ fn reject(env: &Env, e: weft::Error) -> napi::Error {
     build().unwrap_or_else(|err| err)
 }
 
-/// Run engine work, turning a panic (a bug) into an error instead of aborting Node.
+/// Run engine work, turning a panic (a bug) into a WEFT_INTERNAL error instead of
+/// aborting Node.
 fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(p) => Err(weft::Error::backend(format!("{what}: internal error: {}", panic_message(&p)))),
+        Err(p) => Err(weft::Error::internal(format!("{}{what}: {}", napi::INTERNAL_PREFIX, panic_message(&p)))),
+    }
+}
+
+/// The buffers a task holds, taken when it is created; a failure to take them is reported
+/// when the task runs, so that it rejects the Promise.
+pub type Held = weft::Result<BusyGuard>;
+
+/// The error to reject with when the buffers could not be held.
+fn held_error(busy: &Option<Held>) -> Option<weft::Error> {
+    match busy {
+        Some(Err(e)) => Some(e.clone()),
+        _ => None,
     }
 }
 
 pub struct ComputeTask {
     pub backend: Arc<dyn Backend>,
     pub graph: weft::Graph,
-    pub busy: Option<BusyGuard>,
+    pub busy: Option<Held>,
 }
 
 impl Task for ComputeTask {
@@ -39,6 +54,9 @@ impl Task for ComputeTask {
     type JsValue = ();
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
+        if let Some(e) = held_error(&self.busy) {
+            return Ok(Err(e));
+        }
         Ok(catch("compute", || self.backend.graph_compute(&self.graph)))
     }
 
@@ -80,7 +98,7 @@ pub struct CompareTask {
     pub backend1: Arc<dyn Backend>,
     pub backend2: Arc<dyn Backend>,
     pub graph: weft::Graph,
-    pub busy: Option<BusyGuard>,
+    pub busy: Option<Held>,
 }
 
 impl Task for CompareTask {
@@ -88,6 +106,9 @@ impl Task for CompareTask {
     type JsValue = Vec<NodeComparison>;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
+        if let Some(e) = held_error(&self.busy) {
+            return Ok(Err(e));
+        }
         Ok(catch("compareGraph", || {
             let mut out = Vec::new();
             weft::backend::compare::compare_graph_backend(
@@ -139,24 +160,23 @@ pub enum ReadOutput {
 }
 
 /// Tensor data read off the JS thread (tensor.getAsync / toFloat32Async). The tensor's
-/// buffer is held for the read, so it is not written or freed meanwhile.
+/// buffer is held for the read, shared with other reads, so it is not written or freed
+/// meanwhile. The range is checked before anything is allocated.
 pub struct ReadTask {
     tensor: weft::Tensor,
     range: Option<(usize, usize)>,
-    busy: Option<BusyGuard>,
+    busy: Option<Held>,
 }
 
 impl ReadTask {
-    pub fn bytes(tensor: weft::Tensor, offset: usize, len: usize) -> crate::error::Result<ReadTask> {
-        use crate::error::IntoJs;
-        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
-        Ok(ReadTask { tensor, range: Some((offset, len)), busy })
+    pub fn bytes(tensor: weft::Tensor, offset: usize, len: usize) -> ReadTask {
+        let busy = Some(BusyGuard::for_reads([&tensor]));
+        ReadTask { tensor, range: Some((offset, len)), busy }
     }
 
-    pub fn floats(tensor: weft::Tensor) -> crate::error::Result<ReadTask> {
-        use crate::error::IntoJs;
-        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
-        Ok(ReadTask { tensor, range: None, busy })
+    pub fn floats(tensor: weft::Tensor) -> ReadTask {
+        let busy = Some(BusyGuard::for_reads([&tensor]));
+        ReadTask { tensor, range: None, busy }
     }
 }
 
@@ -165,11 +185,12 @@ impl Task for ReadTask {
     type JsValue = napi::Either<Uint8Array, Float32Array>;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
+        if let Some(e) = held_error(&self.busy) {
+            return Ok(Err(e));
+        }
         Ok(catch("read", || match self.range {
             Some((offset, len)) => {
-                let mut out = vec![0u8; len];
-                weft::backend::tensor_get_in_compute(&self.tensor, &mut out, offset)?;
-                Ok(ReadOutput::Bytes(out))
+                Ok(ReadOutput::Bytes(weft::backend::tensor_read_in_compute(&self.tensor, offset, len)?))
             }
             None => Ok(ReadOutput::Floats(weft::backend::tensor_to_f32_in_compute(&self.tensor)?)),
         }))

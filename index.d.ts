@@ -630,6 +630,12 @@ export interface AdamwOptions {
   wd: number
 }
 
+/**
+ * How many panics weft has caught in this process (thrown to JS as WEFT_INTERNAL, or
+ * inside a compute). Always 0 unless weft has a bug: tests and the fuzzer check it.
+ */
+export declare function caughtPanics(): number
+
 export interface ContextOptions {
   /** Bytes of the context's memory pool (ggml's mem_size). Default 16 MiB. */
   memSize?: number

@@ -843,6 +843,7 @@ module.exports.GgufWriter = nativeBinding.GgufWriter
 module.exports.Graph = nativeBinding.Graph
 module.exports.GraphAllocator = nativeBinding.GraphAllocator
 module.exports.Tensor = nativeBinding.Tensor
+module.exports.caughtPanics = nativeBinding.caughtPanics
 module.exports.dequantize = nativeBinding.dequantize
 module.exports.GgmlType = nativeBinding.GgmlType
 module.exports.GgufValueType = nativeBinding.GgufValueType

@@ -27,15 +27,28 @@ macro_rules! js_int {
 }
 js_int!(u8, u32, i32, i64, usize);
 
+/// A number as JS prints it (NaN, Infinity, 1e+300), for error messages.
+pub fn js_number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        v if v.is_infinite() => if v > 0.0 { "Infinity" } else { "-Infinity" }.into(),
+        v if v != 0.0 && (v.abs() >= 1e21 || v.abs() < 1e-6) => {
+            format!("{v:e}").replace('e', "e+").replace("e+-", "e-")
+        }
+        v => format!("{v}"),
+    }
+}
+
 /// A JS number as an integer of type `T`: finite, whole, and in `T`'s range.
 pub fn int<T: JsInt>(what: &str, v: f64) -> Result<T> {
+    let shown = || js_number(v);
     if !v.is_finite() || v.fract() != 0.0 {
-        return Err(invalid(format!("{what}={v} must be an integer")));
+        return Err(invalid(format!("{what}={} must be an integer", shown())));
     }
     if v.abs() > MAX_SAFE {
-        return Err(invalid(format!("{what}={v} is beyond the integers a JS number holds exactly (2^53 - 1)")));
+        return Err(invalid(format!("{what}={} is beyond the integers a JS number holds exactly (2^53 - 1)", shown())));
     }
-    T::try_from(v as i64).map_err(|_| invalid(format!("{what}={v} is outside {}", T::RANGE)))
+    T::try_from(v as i64).map_err(|_| invalid(format!("{what}={} is outside {}", shown(), T::RANGE)))
 }
 
 /// int() for an optional argument, `default` when absent.
@@ -46,7 +59,7 @@ pub fn int_or<T: JsInt>(what: &str, v: Option<f64>, default: T) -> Result<T> {
 /// A size, count or byte offset: a non-negative integer.
 pub fn uint(what: &str, v: f64) -> Result<usize> {
     if v < 0.0 {
-        return Err(invalid(format!("{what}={v} must not be negative")));
+        return Err(invalid(format!("{what}={} must not be negative", js_number(v))));
     }
     int(what, v)
 }

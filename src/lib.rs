@@ -15,6 +15,7 @@ mod error;
 mod gguf;
 mod gguf_values;
 mod graph;
+mod init;
 mod memory;
 mod options;
 mod quant;

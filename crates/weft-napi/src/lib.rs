@@ -17,10 +17,12 @@ pub use napi::*;
 
 mod enums;
 mod messages;
+mod panics;
 mod throw;
 
 pub use enums::register_string_enum;
 pub use messages::describe;
+pub use panics::{count_panics, panic_count};
 pub use throw::{coded_error, INTERNAL_PREFIX};
 
 /// napi's prelude with the throwing path replaced (see the crate docs).

@@ -87,7 +87,12 @@ fn argument_message(reason: &str) -> Option<String> {
         return Some(format!("expected a {name} ({}), got {got}", enum_expectation(name)));
     }
     // A value that is not an instance of the class expected.
-    for open in ["Failed to recover `", "Failed to unwrap exclusive reference of `", "Failed to unwrap value of `"] {
+    for open in [
+        "Failed to recover `",
+        "Failed to unwrap exclusive reference of `",
+        "Failed to unwrap value of `",
+        "Value is not an instance of class `",
+    ] {
         if let Some(class) = between(reason, open, "`") {
             return Some(format!("expected a {class} (an object weft created), got another value"));
         }

@@ -245,6 +245,55 @@ test('9: GgufWriter stores every JS value exactly, or refuses it', () => {
   assert.equal(h.get('f32'), Math.fround(0.1))
 })
 
+test('10: NaN through quantized paths gives what ggml x86 gives; validateRowData reports NaN scales', async () => {
+  // Expected values from ggml's x86 build at the reference commit, run outside the repo on
+  // the same inputs: ggml loses the NaN (the q8_0 activation packs it to -128) and so does
+  // weft, with the same numbers.
+  const k = 256
+  const a = Float32Array.from({ length: k * 4 }, (_, i) => Math.cos(i * 0.11))
+  const b = Float32Array.from({ length: k }, (_, i) => Math.sin(i * 0.23))
+  b[5] = NaN
+  const ggml: Record<string, number[]> = {
+    q4_0: [2.10258, -2.10137, 1.85484, -1.72222],
+    q8_0: [0.253681, -1.79554, -0.297628, -1.30269],
+    iq4_nl: [2.54059, -2.4797, 2.57646, -2.28641],
+    q4_1: [Infinity, Infinity, Infinity, Infinity],
+  }
+  const be = Backend.init('CPU')
+  for (const [ty, want] of Object.entries(ggml)) {
+    const ctx = new Context({ memSize: 8 << 20 })
+    const ta = ctx.newTensor2d(ty as never, k, 4)
+    const tb = ctx.newTensor2d('f32', k, 1)
+    ta.set(weft.quantize(ty as never, a, 4, k))
+    tb.fromFloat32(b)
+    const c = ctx.mulMat(ta, tb)
+    const g = ctx.newGraph()
+    g.buildForwardExpand(c)
+    await be.compute(g)
+    const got = Array.from(c.toFloat32())
+    for (let i = 0; i < 4; i++) {
+      const ok = got[i] === want[i] || Math.abs(got[i] - want[i]) <= 1e-4 * Math.abs(want[i])
+      assert.ok(ok, `${ty} row ${i}: ${got[i]} vs ggml ${want[i]}`)
+    }
+  }
+  // Quantizing NaN: finite blocks that validate (q4_0, as ggml), a NaN-scale block that does
+  // not (iq4_nl, as ggml), an error where ggml aborts (iq2_s).
+  const row = Float32Array.from({ length: 256 }, (_, i) => Math.sin(i * 0.37) * 2)
+  row[5] = NaN
+  const q4 = weft.quantize('q4_0', row, 1, 256)
+  assert.ok(weft.dequantize('q4_0', q4, 256).every(Number.isFinite))
+  weft.validateRowData('q4_0', q4)
+  const nl = weft.quantize('iq4_nl', row, 1, 256)
+  assert.ok(weft.dequantize('iq4_nl', nl, 256).slice(0, 32).every(Number.isNaN))
+  throwsWith(() => weft.validateRowData('iq4_nl', nl), 'WEFT_INVALID_ARGUMENT', 'block 0', 'non-finite scale')
+  throwsWith(() => weft.quantize('iq2_s', row, 1, 256), 'WEFT_INVALID_ARGUMENT', 'iq2_s')
+  // A hand-made q4_0 block whose f16 scale is NaN (0x7e00).
+  const block = new Uint8Array(18)
+  block[0] = 0x00
+  block[1] = 0x7e
+  throwsWith(() => weft.validateRowData('q4_0', block), 'WEFT_INVALID_ARGUMENT', 'q4_0', 'block 0', 'NaN')
+})
+
 test('12: disposing a graph or backend a pending compute uses is WEFT_BUSY', async () => {
   const ctx = new Context({ noAlloc: true })
   let x = ctx.newTensor1d('f32', 1 << 16)

@@ -18,6 +18,8 @@ export type MemberKind = 'constructor' | 'static' | 'method' | 'getter' | 'sette
 export interface Member {
   className: string | null // null for module functions
   name: string
+  /** The property key: the name, or a well-known symbol (`[globalThis.Symbol.dispose]`). */
+  key: string | symbol
   kind: MemberKind
   params: Param[]
   /** The return type as text (class names identify objects to keep). */
@@ -48,6 +50,12 @@ function isStatic(m: ts.ClassElement): boolean {
   return !!ts.getModifiers(m as ts.MethodDeclaration)?.some((x) => x.kind === ts.SyntaxKind.StaticKeyword)
 }
 
+/** `[globalThis.Symbol.dispose]` -> Symbol.dispose; other names as they are. */
+function keyOf(name: string): string | symbol {
+  const m = /^\[(?:globalThis\.)?Symbol\.(\w+)\]$/.exec(name)
+  return m ? (Symbol as unknown as Record<string, symbol>)[m[1]] ?? name : name
+}
+
 /** Parse index.d.ts. */
 export function loadApiModel(): ApiModel {
   const src = ts.createSourceFile('index.d.ts', fs.readFileSync(dts, 'utf8'), ts.ScriptTarget.Latest, true)
@@ -58,21 +66,23 @@ export function loadApiModel(): ApiModel {
       model.classes.add(cls)
       for (const m of st.members) {
         const name = m.name?.getText() ?? 'constructor'
+        const key = keyOf(name)
         if (ts.isConstructorDeclaration(m)) {
-          model.members.push({ className: cls, name, kind: 'constructor', params: params(m.parameters), returns: cls })
+          model.members.push({ className: cls, name, key, kind: 'constructor', params: params(m.parameters), returns: cls })
         } else if (ts.isMethodDeclaration(m)) {
           const kind = isStatic(m) ? 'static' : 'method'
-          model.members.push({ className: cls, name, kind, params: params(m.parameters), returns: m.type?.getText() ?? 'void' })
+          model.members.push({ className: cls, name, key, kind, params: params(m.parameters), returns: m.type?.getText() ?? 'void' })
         } else if (ts.isGetAccessorDeclaration(m)) {
-          model.members.push({ className: cls, name, kind: 'getter', params: [], returns: m.type?.getText() ?? 'unknown' })
+          model.members.push({ className: cls, name, key, kind: 'getter', params: [], returns: m.type?.getText() ?? 'unknown' })
         } else if (ts.isSetAccessorDeclaration(m)) {
-          model.members.push({ className: cls, name, kind: 'setter', params: params(m.parameters), returns: 'void' })
+          model.members.push({ className: cls, name, key, kind: 'setter', params: params(m.parameters), returns: 'void' })
         }
       }
     } else if (ts.isFunctionDeclaration(st) && st.name) {
       model.members.push({
         className: null,
         name: st.name.text,
+        key: st.name.text,
         kind: 'static',
         params: params(st.parameters),
         returns: st.type?.getText() ?? 'void',

@@ -40,6 +40,8 @@ export function record(t: Tally, call: string, error?: unknown): void {
     }
   }
   t.byCode[code] = (t.byCode[code] ?? 0) + 1
+  // FUZZ_VERBOSE=1 prints every outcome to stderr, to see what the fuzzer reaches.
+  if (process.env.FUZZ_VERBOSE) process.stderr.write(`${code} ${call}${error instanceof Error ? ` -- ${error.message}` : ''}\n`)
 }
 
 /** Sum tallies (the runner's total over batches). */

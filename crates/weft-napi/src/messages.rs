@@ -118,7 +118,10 @@ fn argument_message(reason: &str) -> Option<String> {
     if reason.starts_with("Failed to get Array length") {
         return Some("expected an array".into());
     }
-    if reason.contains("TypedArray info") || reason.contains("typedarray info") {
+    if reason.contains("TypedArray info")
+        || reason.contains("typedarray info")
+        || reason.contains("reference from TypedArray")
+    {
         return Some("expected a typed array (Float32Array, Uint8Array, Buffer ...)".into());
     }
     // Integer narrowing: "Failed to convert u32 to u8".

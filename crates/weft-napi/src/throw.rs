@@ -48,14 +48,31 @@ impl<S: AsRef<str>> JsError<S> {
             return unsafe { napi::JsError::from(err).throw_into(env) };
         }
         let reason = err.reason.clone();
-        // An error made from a JS error object (a rejected task's) keeps it if it is coded.
+        // The JS value of the error: the one it was made from, or a fresh one coded with
+        // the status (napi's own failures).
         let value = unsafe { napi::JsError::from(err).into_value(env) };
-        if !value.is_null() && unsafe { has_weft_code(env, value) } {
+        if value.is_null() {
+            return;
+        }
+        let code = unsafe { string_property(env, value, c"code") };
+        if code.as_deref().is_some_and(|c| c.starts_with("WEFT_")) {
+            // Made by the binding (a rejected task's error): already coded.
             unsafe { sys::napi_throw(env, value) };
             return;
         }
-        let (code, message) = describe(&status, &reason);
+        let (code, message, cause) = if code.as_deref() == Some(status.as_str()) {
+            let (c, m) = describe(&status, &reason);
+            (c, m, None)
+        } else {
+            // An exception JS code threw while napi converted an argument (a getter, a
+            // Proxy trap, toJSON or a cyclic object while napi described a value of the
+            // wrong type): the argument is at fault; the exception is the cause.
+            ("WEFT_INVALID_ARGUMENT", format!("invalid argument: converting it threw: {reason}"), Some(value))
+        };
         if let Some(e) = unsafe { coded_error(env, code, &message) } {
+            if let Some(c) = cause {
+                unsafe { sys::napi_set_named_property(env, e, c"cause".as_ptr(), c) };
+            }
             unsafe { sys::napi_throw(env, e) };
         }
     }
@@ -78,26 +95,26 @@ pub unsafe fn coded_error(env: sys::napi_env, code: &str, message: &str) -> Opti
     }
 }
 
-/// Whether `value.code` is a string starting with `WEFT_`.
-unsafe fn has_weft_code(env: sys::napi_env, value: sys::napi_value) -> bool {
+/// `value[name]` if it is a string (short ones: codes), else None.
+unsafe fn string_property(env: sys::napi_env, value: sys::napi_value, name: &std::ffi::CStr) -> Option<String> {
     let ok = sys::Status::napi_ok;
     let mut is_error = false;
     if unsafe { sys::napi_is_error(env, value, &mut is_error) } != ok || !is_error {
-        return false;
+        return None;
     }
-    let mut code = ptr::null_mut();
-    if unsafe { sys::napi_get_named_property(env, value, c"code".as_ptr(), &mut code) } != ok {
-        // A throwing `code` getter: forget it.
+    let mut prop = ptr::null_mut();
+    if unsafe { sys::napi_get_named_property(env, value, name.as_ptr(), &mut prop) } != ok {
+        // A throwing getter: forget it.
         let mut ignored = ptr::null_mut();
         unsafe { sys::napi_get_and_clear_last_exception(env, &mut ignored) };
-        return false;
+        return None;
     }
     let mut ty = 0;
-    if unsafe { sys::napi_typeof(env, code, &mut ty) } != ok || ty != sys::ValueType::napi_string {
-        return false;
+    if unsafe { sys::napi_typeof(env, prop, &mut ty) } != ok || ty != sys::ValueType::napi_string {
+        return None;
     }
-    let mut buf = [0u8; 8];
+    let mut buf = [0u8; 64];
     let mut len = 0;
-    let got = unsafe { sys::napi_get_value_string_utf8(env, code, buf.as_mut_ptr().cast(), buf.len(), &mut len) };
-    got == ok && len >= 5 && buf[..5] == *b"WEFT_"
+    let got = unsafe { sys::napi_get_value_string_utf8(env, prop, buf.as_mut_ptr().cast(), buf.len(), &mut len) };
+    (got == ok).then(|| String::from_utf8_lossy(&buf[..len]).into_owned())
 }

@@ -81,7 +81,7 @@ test('4: a deeply nested array is refused before the binding recurses into it', 
   for (let i = 1; i < 32; i++) a = [a]
   const w = new GgufWriter()
   w.set('k', a as unknown[])
-  let back = Gguf.fromBytes(w.toBytes()).get('k')
+  let back: unknown = Gguf.fromBytes(w.toBytes()).get('k')
   let depth = 0
   for (; Array.isArray(back); depth++) back = back[0]
   assert.equal(depth, 32)

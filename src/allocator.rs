@@ -1,7 +1,6 @@
 //! JS class GraphAllocator: ggml_gallocr, memory for a graph's intermediate tensors planned
 //! by liveness (tensors share memory once their consumers have run).
 
-use napi::bindgen_prelude::ObjectFinalize;
 use napi::Env;
 
 use crate::args::uint;
@@ -17,12 +16,7 @@ pub struct GraphAllocator {
     external: External,
 }
 
-impl ObjectFinalize for GraphAllocator {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        self.external.release(&env);
-        Ok(())
-    }
-}
+crate::memory::release_external_on_finalize!(GraphAllocator);
 
 impl GraphAllocator {
     fn get(&mut self) -> Result<&mut weft::alloc::GraphAllocator> {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, ObjectFinalize, Unknown};
+use napi::bindgen_prelude::{AsyncTask, Unknown};
 use napi::Env;
 
 use crate::args::{int, string, uint};
@@ -162,12 +162,7 @@ pub struct BackendBuffer {
     external: External,
 }
 
-impl ObjectFinalize for BackendBuffer {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        self.external.release(&env);
-        Ok(())
-    }
-}
+crate::memory::release_external_on_finalize!(BackendBuffer);
 
 impl BackendBuffer {
     /// A JS object owning these buffers (their memory is reported to V8).

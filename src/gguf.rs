@@ -1,7 +1,7 @@
 //! JS classes Gguf (a GGUF file opened for reading, memory-mapped) and GgufWriter. How
 //! metadata values map to and from JS: gguf_values.rs.
 
-use napi::bindgen_prelude::{ObjectFinalize, Uint8Array, Unknown};
+use napi::bindgen_prelude::{Uint8Array, Unknown};
 use napi::Env;
 use weft::gguf::{GgufFile, ValueType};
 
@@ -99,12 +99,7 @@ pub struct Gguf {
     external: External,
 }
 
-impl ObjectFinalize for Gguf {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        self.external.release(&env);
-        Ok(())
-    }
-}
+crate::memory::release_external_on_finalize!(Gguf);
 
 impl Gguf {
     fn get_file(&self) -> Result<&GgufFile> {
@@ -229,12 +224,7 @@ pub struct GgufWriter {
     external: External,
 }
 
-impl ObjectFinalize for GgufWriter {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        self.external.release(&env);
-        Ok(())
-    }
-}
+crate::memory::release_external_on_finalize!(GgufWriter);
 
 impl GgufWriter {
     fn report(&self, env: &Env) {

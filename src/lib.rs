@@ -10,6 +10,7 @@ mod allocator;
 mod args;
 mod backend;
 mod context;
+mod context_nn;
 mod enums;
 mod error;
 mod gguf;

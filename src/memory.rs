@@ -40,3 +40,17 @@ impl External {
         self.update(env, 0);
     }
 }
+
+/// `ObjectFinalize` for classes holding an `External` in a field named `external`: what they
+/// reported is taken back when V8 collects the object. Use with `#[napi(custom_finalize)]`.
+macro_rules! release_external_on_finalize {
+    ($($class:ty),* $(,)?) => {$(
+        impl napi::bindgen_prelude::ObjectFinalize for $class {
+            fn finalize(self, env: napi::Env) -> napi::Result<()> {
+                self.external.release(&env);
+                Ok(())
+            }
+        }
+    )*};
+}
+pub(crate) use release_external_on_finalize;

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util'
 import { weft } from '../helpers.ts'
 import { loadApiModel, returnedClass, type Member } from './api-model.ts'
-import { HANG_EXIT, Journal, newTally, record, settle } from './outcome.ts'
+import { exitOnHang, Journal, newTally, record, settle } from './outcome.ts'
 import { FuzzRng, ObjectPool, REF, ValueMaker, show } from './values.ts'
 
 const { values: opts } = parseArgs({
@@ -137,9 +137,7 @@ async function main(): Promise<void> {
     if (result instanceof Promise) {
       const r = await settle(result, 30_000)
       if (r.hung) {
-        journal.write(`HANG ${call}`)
-        process.stdout.write(JSON.stringify({ ...tally, hang: call }) + '\n')
-        process.exit(HANG_EXIT)
+        exitOnHang(tally, journal, call)
       }
       if ('error' in r) {
         record(tally, call, r.error)

@@ -11,7 +11,7 @@ import ts from 'typescript'
 import type { Backend, Context, Tensor } from '../../index.js'
 import { weft } from '../helpers.ts'
 import { loadApiModel, type Member } from './api-model.ts'
-import { HANG_EXIT, Journal, newTally, record, settle, type Tally } from './outcome.ts'
+import { exitOnHang, Journal, newTally, record, settle, type Tally } from './outcome.ts'
 import { FuzzRng, ObjectPool, ValueMaker } from './values.ts'
 
 const { values: opts } = parseArgs({
@@ -156,9 +156,7 @@ async function runOn(name: string, be: Backend, r: Recipe, call: string): Promis
   }
   const res = await settle(be.compute(g), 120_000)
   if (res.hung) {
-    journal.write(`HANG ${at}`)
-    process.stdout.write(JSON.stringify({ ...tally, hang: at }) + '\n')
-    process.exit(HANG_EXIT)
+    exitOnHang(tally, journal, at)
   }
   if ('error' in res) {
     record(tally, at, res.error)

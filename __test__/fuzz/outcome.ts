@@ -89,3 +89,10 @@ export async function settle<T>(p: Promise<T>, ms: number): Promise<{ value?: T;
 
 /** Exit status a worker uses for a promise that never settled. */
 export const HANG_EXIT = 86
+
+/** A call never settled: journal it, report the tally so far, end the worker. */
+export function exitOnHang(tally: Tally, journal: Journal, call: string): never {
+  journal.write(`HANG ${call}`)
+  process.stdout.write(JSON.stringify({ ...tally, hang: call }) + '\n')
+  process.exit(HANG_EXIT)
+}

@@ -144,8 +144,9 @@ test('buffers: dispose frees now, and is refused while a compute runs', async ()
   assert.equal(buf.usage, 'weights')
   const p = cpu.compute(g)
   assert.throws(() => buf.dispose(), (e: any) => e.code === 'WEFT_BUSY')
-  // A second compute over the same memory would race the first: refused until it settles.
-  assert.throws(() => cpu.compute(g), (e: any) => e.code === 'WEFT_BUSY' && /another running compute/.test(e.message))
+  // A second compute over the same memory would race the first: refused until it settles
+  // (every failure of an async method rejects its Promise).
+  await assert.rejects(cpu.compute(g), (e: any) => e.code === 'WEFT_BUSY' && /in use by a running compute/.test(e.message))
   await p
   await cpu.compute(g) // free again
   buf.dispose()

@@ -237,13 +237,8 @@ impl Context {
 
     /// ggml_build_opt_adamw: expand `gb` with an AdamW step for every parameter of `gf`
     /// (after buildBackwardExpand). Computing gb then updates the parameters in place.
-    #[napi(catch_unwind)]
-    pub fn build_opt_adamw(
-        &self,
-        gf: &Graph,
-        gb: &Graph,
-        #[napi(ts_arg_type = "AdamwOptions")] options: Option<AdamwOptions>,
-    ) -> Result<()> {
+    #[napi(catch_unwind, ts_args_type = "gf: Graph, gb: Graph, options: AdamwOptions")]
+    pub fn build_opt_adamw(&self, gf: &Graph, gb: &Graph, options: Option<AdamwOptions>) -> Result<()> {
         let p = required("buildOptAdamw: options", options)?.params();
         let forward = gf.snapshot()?;
         let mut backward = gb.lock()?;

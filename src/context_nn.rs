@@ -120,13 +120,8 @@ impl Context {
         wrap(self.ctx()?.rwkv_wkv(k.get()?, v.get()?, r.get()?, tf.get()?, td.get()?, state.get()?))
     }
     /// ggml_opt_step_adamw: one AdamW step on parameter a, in place.
-    #[napi(catch_unwind)]
-    pub fn opt_step_adamw(
-        &self,
-        a: &Tensor,
-        grad: &Tensor,
-        #[napi(ts_arg_type = "AdamwOptions")] options: Option<AdamwOptions>,
-    ) -> Result<Tensor> {
+    #[napi(catch_unwind, ts_args_type = "a: Tensor, grad: Tensor, options: AdamwOptions")]
+    pub fn opt_step_adamw(&self, a: &Tensor, grad: &Tensor, options: Option<AdamwOptions>) -> Result<Tensor> {
         let p = required("optStepAdamw: options", options)?.params();
         wrap(self.ctx()?.opt_step_adamw(a.get()?, grad.get()?, p.alpha, p.beta1, p.beta2, p.eps, p.wd))
     }
@@ -148,26 +143,19 @@ impl Context {
         wrap(self.ctx()?.conv_transpose_2d_p0(a.get()?, b.get()?, stride))
     }
     /// ggml_im2col: unfold b's patches for a conv with kernel a.
-    #[napi(catch_unwind, js_name = "im2col")]
-    pub fn im2col(
-        &self,
-        a: &Tensor,
-        b: &Tensor,
-        #[napi(ts_arg_type = "Im2colOptions")] options: Option<Im2colOptions>,
-    ) -> Result<Tensor> {
+    #[napi(catch_unwind, js_name = "im2col", ts_args_type = "a: Tensor, b: Tensor, options: Im2colOptions")]
+    pub fn im2col(&self, a: &Tensor, b: &Tensor, options: Option<Im2colOptions>) -> Result<Tensor> {
         let o = required("im2col: options", options)?;
         let dst = o.dst_type.unwrap_or(GgmlType::F32).to_engine()?;
         wrap(self.ctx()?.im2col(a.get()?, b.get()?, o.params("im2col")?, dst))
     }
     /// ggml_im2col_back: fold gradients b back into an input of shape `ne`.
-    #[napi(catch_unwind, js_name = "im2colBack")]
-    pub fn im2col_back(
-        &self,
-        a: &Tensor,
-        b: &Tensor,
-        ne: Vec<f64>,
-        #[napi(ts_arg_type = "Im2colOptions")] options: Option<Im2colOptions>,
-    ) -> Result<Tensor> {
+    #[napi(
+        catch_unwind,
+        js_name = "im2colBack",
+        ts_args_type = "a: Tensor, b: Tensor, ne: Array<number>, options: Im2colOptions"
+    )]
+    pub fn im2col_back(&self, a: &Tensor, b: &Tensor, ne: Vec<f64>, options: Option<Im2colOptions>) -> Result<Tensor> {
         let ne = ne4("im2colBack: ne", &ne)?;
         let p = required("im2colBack: options", options)?.params("im2colBack")?;
         wrap(self.ctx()?.im2col_back(a.get()?, b.get()?, ne, p))
@@ -188,13 +176,8 @@ impl Context {
         wrap(self.ctx()?.conv_1d_ph(a.get()?, b.get()?, s, d))
     }
     /// ggml_conv_2d (im2col + mul_mat).
-    #[napi(catch_unwind, js_name = "conv2d")]
-    pub fn conv2d(
-        &self,
-        a: &Tensor,
-        b: &Tensor,
-        #[napi(ts_arg_type = "Conv2dOptions")] options: Option<Conv2dOptions>,
-    ) -> Result<Tensor> {
+    #[napi(catch_unwind, js_name = "conv2d", ts_args_type = "a: Tensor, b: Tensor, options: Conv2dOptions")]
+    pub fn conv2d(&self, a: &Tensor, b: &Tensor, options: Option<Conv2dOptions>) -> Result<Tensor> {
         let [s0, s1, p0, p1, d0, d1] = required("conv2d: options", options)?.ints("conv2d")?;
         wrap(self.ctx()?.conv_2d(a.get()?, b.get()?, s0, s1, p0, p1, d0, d1))
     }
@@ -209,13 +192,8 @@ impl Context {
         wrap(self.ctx()?.conv_2d_s1_ph(a.get()?, b.get()?))
     }
     /// ggml_conv_depthwise_2d.
-    #[napi(catch_unwind, js_name = "convDepthwise2d")]
-    pub fn conv_depthwise2d(
-        &self,
-        a: &Tensor,
-        b: &Tensor,
-        #[napi(ts_arg_type = "Conv2dOptions")] options: Option<Conv2dOptions>,
-    ) -> Result<Tensor> {
+    #[napi(catch_unwind, js_name = "convDepthwise2d", ts_args_type = "a: Tensor, b: Tensor, options: Conv2dOptions")]
+    pub fn conv_depthwise2d(&self, a: &Tensor, b: &Tensor, options: Option<Conv2dOptions>) -> Result<Tensor> {
         let [s0, s1, p0, p1, d0, d1] = required("convDepthwise2d: options", options)?.ints("convDepthwise2d")?;
         wrap(self.ctx()?.conv_depthwise_2d(a.get()?, b.get()?, s0, s1, p0, p1, d0, d1))
     }
@@ -228,25 +206,18 @@ impl Context {
         wrap(self.ctx()?.pool_1d(a.get()?, op.to_engine()?, k0, s0, p0))
     }
     /// ggml_pool_2d.
-    #[napi(catch_unwind, js_name = "pool2d")]
-    pub fn pool2d(
-        &self,
-        a: &Tensor,
-        op: PoolOp,
-        #[napi(ts_arg_type = "Pool2dOptions")] options: Option<Pool2dOptions>,
-    ) -> Result<Tensor> {
+    #[napi(catch_unwind, js_name = "pool2d", ts_args_type = "a: Tensor, op: PoolOp, options: Pool2dOptions")]
+    pub fn pool2d(&self, a: &Tensor, op: PoolOp, options: Option<Pool2dOptions>) -> Result<Tensor> {
         let ([k0, k1, s0, s1], p0, p1) = required("pool2d: options", options)?.params("pool2d")?;
         wrap(self.ctx()?.pool_2d(a.get()?, op.to_engine()?, k0, k1, s0, s1, p0, p1))
     }
     /// ggml_pool_2d_back: a = gradient of the pool output, af = the pool's input.
-    #[napi(catch_unwind, js_name = "pool2dBack")]
-    pub fn pool2d_back(
-        &self,
-        a: &Tensor,
-        af: &Tensor,
-        op: PoolOp,
-        #[napi(ts_arg_type = "Pool2dOptions")] options: Option<Pool2dOptions>,
-    ) -> Result<Tensor> {
+    #[napi(
+        catch_unwind,
+        js_name = "pool2dBack",
+        ts_args_type = "a: Tensor, af: Tensor, op: PoolOp, options: Pool2dOptions"
+    )]
+    pub fn pool2d_back(&self, a: &Tensor, af: &Tensor, op: PoolOp, options: Option<Pool2dOptions>) -> Result<Tensor> {
         let ([k0, k1, s0, s1], p0, p1) = required("pool2dBack: options", options)?.params("pool2dBack")?;
         let op = op.to_engine()?;
         wrap(self.ctx()?.pool_2d_back(a.get()?, af.get()?, op, k0, k1, s0, s1, p0, p1))

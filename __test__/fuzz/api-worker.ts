@@ -114,6 +114,16 @@ function invoke(m: Member, self: unknown, args: unknown[]): unknown {
   }
 }
 
+const pending: { call: string; settled: ReturnType<typeof settle> }[] = []
+
+/** Await the oldest pending Promise and record how it settled. */
+async function settleOldest(): Promise<void> {
+  const { call, settled } = pending.shift()!
+  const r = await settled
+  if (r.hung) exitOnHang(tally, journal, `${call} (left pending)`)
+  record(tally, call, 'error' in r ? r.error : undefined)
+}
+
 async function main(): Promise<void> {
   seedPool()
   const calls = Number(opts.calls)
@@ -135,10 +145,14 @@ async function main(): Promise<void> {
       continue
     }
     if (result instanceof Promise) {
-      const r = await settle(result, 30_000)
-      if (r.hung) {
-        exitOnHang(tally, journal, call)
+      // Some Promises stay pending while later calls run: the same objects are then used,
+      // read, written and disposed under a running compute or read.
+      if (rng.chance(0.3) && pending.length < 4) {
+        pending.push({ call, settled: settle(result, 60_000) }) // handlers attached now
+        continue
       }
+      const r = await settle(result, 30_000)
+      if (r.hung) exitOnHang(tally, journal, call)
       if ('error' in r) {
         record(tally, call, r.error)
         continue
@@ -147,7 +161,9 @@ async function main(): Promise<void> {
     }
     record(tally, call)
     keep(returnedClass(model, m.returns), result)
+    if (pending.length && rng.chance(0.2)) await settleOldest()
   }
+  while (pending.length) await settleOldest()
   tally.panicCount = weft.caughtPanics() - panicsBefore
   process.stdout.write(JSON.stringify(tally) + '\n')
 }

@@ -139,7 +139,7 @@ export declare class Context {
    * ggml_build_opt_adamw: expand `gb` with an AdamW step for every parameter of `gf`
    * (after buildBackwardExpand). Computing gb then updates the parameters in place.
    */
-  buildOptAdamw(gf: Graph, gb: Graph, options?: AdamwOptions): void
+  buildOptAdamw(gf: Graph, gb: Graph, options: AdamwOptions): void
   /** r" ggml_add: a + b, b broadcast over a. */
   add(a: Tensor, b: Tensor): Tensor
   /** r" ggml_add: a + b, b broadcast over a. */
@@ -393,33 +393,33 @@ export declare class Context {
   /** ggml_rwkv_wkv (RWKV v6). */
   rwkvWkv(k: Tensor, v: Tensor, r: Tensor, tf: Tensor, td: Tensor, state: Tensor): Tensor
   /** ggml_opt_step_adamw: one AdamW step on parameter a, in place. */
-  optStepAdamw(a: Tensor, grad: Tensor, options?: AdamwOptions): Tensor
+  optStepAdamw(a: Tensor, grad: Tensor, options: AdamwOptions): Tensor
   /** ggml_conv_transpose_1d. */
   convTranspose1d(a: Tensor, b: Tensor, s0: number, p0: number, d0: number): Tensor
   /** ggml_conv_transpose_2d_p0. */
   convTranspose2dP0(a: Tensor, b: Tensor, stride: number): Tensor
   /** ggml_im2col: unfold b's patches for a conv with kernel a. */
-  im2col(a: Tensor, b: Tensor, options?: Im2colOptions): Tensor
+  im2col(a: Tensor, b: Tensor, options: Im2colOptions): Tensor
   /** ggml_im2col_back: fold gradients b back into an input of shape `ne`. */
-  im2colBack(a: Tensor, b: Tensor, ne: Array<number>, options?: Im2colOptions): Tensor
+  im2colBack(a: Tensor, b: Tensor, ne: Array<number>, options: Im2colOptions): Tensor
   /** ggml_conv_1d (im2col + mul_mat). */
   conv1d(a: Tensor, b: Tensor, s0: number, p0: number, d0: number): Tensor
   /** ggml_conv_1d_ph: half padding. */
   conv1dPh(a: Tensor, b: Tensor, s: number, d: number): Tensor
   /** ggml_conv_2d (im2col + mul_mat). */
-  conv2d(a: Tensor, b: Tensor, options?: Conv2dOptions): Tensor
+  conv2d(a: Tensor, b: Tensor, options: Conv2dOptions): Tensor
   /** ggml_conv_2d_sk_p0: stride = kernel, no padding. */
   conv2dSkP0(a: Tensor, b: Tensor): Tensor
   /** ggml_conv_2d_s1_ph: stride 1, half padding. */
   conv2dS1Ph(a: Tensor, b: Tensor): Tensor
   /** ggml_conv_depthwise_2d. */
-  convDepthwise2d(a: Tensor, b: Tensor, options?: Conv2dOptions): Tensor
+  convDepthwise2d(a: Tensor, b: Tensor, options: Conv2dOptions): Tensor
   /** ggml_pool_1d. */
   pool1d(a: Tensor, op: PoolOp, k0: number, s0: number, p0: number): Tensor
   /** ggml_pool_2d. */
-  pool2d(a: Tensor, op: PoolOp, options?: Pool2dOptions): Tensor
+  pool2d(a: Tensor, op: PoolOp, options: Pool2dOptions): Tensor
   /** ggml_pool_2d_back: a = gradient of the pool output, af = the pool's input. */
-  pool2dBack(a: Tensor, af: Tensor, op: PoolOp, options?: Pool2dOptions): Tensor
+  pool2dBack(a: Tensor, af: Tensor, op: PoolOp, options: Pool2dOptions): Tensor
 }
 
 export declare class Gguf {

@@ -62,7 +62,12 @@ function runBatch(kind: Kind, seed: number, sizeOverride?: string[]): Promise<{ 
   const reproduce = `node ${args.slice(0, -2).map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}`
   const quoted = [process.execPath, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', `ulimit -d ${MEMORY_LIMIT_KB} 2>/dev/null; exec ${quoted}`], {
+    // Through sh for the memory cap where there is one; Windows runs node directly.
+    const [cmd, cmdArgs] =
+      process.platform === 'win32'
+        ? [process.execPath, args]
+        : ['sh', ['-c', `ulimit -d ${MEMORY_LIMIT_KB} 2>/dev/null; exec ${quoted}`]]
+    const child = spawn(cmd, cmdArgs, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? os.tmpdir() },

@@ -78,10 +78,7 @@ export declare class BackendBuffer {
   set usage(usage: BufferUsage)
   /** ggml_backend_buffer_clear: every byte set to `value`. */
   clear(value: number): void
-  /**
-   * Free the memory now. Tensors in this buffer become unusable (their reads and writes
-   * throw). Throws while a compute uses the buffer.
-   */
+  /** Free the memory now. Tensors in this buffer become unusable (their reads and writes throw). Throws while a compute uses the buffer. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -106,12 +103,6 @@ export declare class Context {
   maxTensorSize(): number
   /** ggml_reset: forget all objects (tensors already handed out stay usable). */
   reset(): void
-  /**
-   * ggml_free: release the context's own memory now (tensors whose data lives in it
-   * become unusable) and this handle. Throws while a compute uses that memory.
-   */
-  dispose(): void
-  [globalThis.Symbol.dispose](): void
   /** ggml_new_tensor: `ne` has 1 to 4 dims, ne[0] fastest. */
   newTensor(ty: GgmlType, ne: Array<number>): Tensor
   newTensor1d(ty: GgmlType, ne0: number): Tensor
@@ -369,6 +360,9 @@ export declare class Context {
   getRelPos(a: Tensor, qh: number, kh: number): Tensor
   /** ggml_add_rel_pos (SAM). */
   addRelPos(a: Tensor, pw: Tensor, ph: Tensor): Tensor
+  /** ggml_free: release the context's own memory now (tensors whose data lives in it become unusable) and this handle. Throws while a compute uses that memory. */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
   /** ggml_mul_mat: a [k, n, ...] x b [k, m, ...] -> [n, m, ...]; a broadcasts over b's dims 2, 3. */
   mulMat(a: Tensor, b: Tensor): Tensor
   /** ggml_mul_mat_set_prec. */
@@ -462,12 +456,15 @@ export declare class Gguf {
 export declare class GgufWriter {
   constructor()
   /**
-   * Set a metadata value. Without `type`, strings are 'str', booleans 'bool', bigints 'i64',
-   * integers 'i32' (or 'i64' beyond), other numbers 'f32', arrays 'arr' of the first
-   * element's type. For arrays, `type` may be 'arr' and `elementType` the element type.
+   * Set a metadata value, stored exactly or refused. Without `type`: strings are 'str',
+   * booleans 'bool', bigints 'i64' ('u64' above its range), integers 'i32' ('i64' up to
+   * 2^53), other numbers (fractions, -0, NaN, beyond 2^53) 'f64', arrays 'arr' of the
+   * narrowest type that holds all their elements. With `type`, a value the type cannot
+   * hold is refused ('f32' rounds to the nearest f32, but not to infinity or zero). For
+   * arrays, `type` may be 'arr' and `elementType` the element type.
    */
   set(key: string, value: number | bigint | string | boolean | Array<unknown>, type?: GgufValueType, elementType?: GgufValueType): void
-  /** general.alignment (a power of two; default 32). */
+  /** general.alignment: a power of two up to 65536 (64 KiB); default 32. */
   setAlignment(alignment: number): void
   /** Add a tensor's current data (from any backend) under its name. */
   addTensor(tensor: Tensor): void
@@ -525,7 +522,7 @@ export declare class GraphAllocator {
   allocGraph(graph: Graph): void
   /** ggml_gallocr_get_buffer_size. */
   bufferSize(i?: number | undefined | null): number
-  /** The buffers the allocator holds. */
+  /** The buffers the allocator holds (disposing them frees the allocator's memory). */
   buffers(): BackendBuffer
   /** Drop the allocator and its hold on its buffers (tensors placed in them keep theirs). */
   dispose(): void
@@ -660,6 +657,12 @@ export declare const BufferUsage: {
   readonly Weights: 'weights'
   readonly Compute: 'compute'
 }
+
+/**
+ * How many panics weft has caught in this process (thrown to JS as WEFT_INTERNAL, or
+ * inside a compute). Always 0 unless weft has a bug: tests and the fuzzer check it.
+ */
+export declare function caughtPanics(): number
 
 /** Options of Backend.compute. */
 export interface ComputeOptions {

@@ -844,6 +844,7 @@ module.exports.Graph = nativeBinding.Graph
 module.exports.GraphAllocator = nativeBinding.GraphAllocator
 module.exports.Tensor = nativeBinding.Tensor
 module.exports.BufferUsage = nativeBinding.BufferUsage
+module.exports.caughtPanics = nativeBinding.caughtPanics
 module.exports.dequantize = nativeBinding.dequantize
 module.exports.DeviceType = nativeBinding.DeviceType
 module.exports.GgmlType = nativeBinding.GgmlType

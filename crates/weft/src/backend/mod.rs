@@ -21,8 +21,9 @@ use crate::{Error, Result};
 pub use observe::{between_nodes, ComputeObserver, Unobserved};
 pub use registry::{device_by_name, devices, init_backend, registries, Registry};
 pub use tensor_io::{
-    tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_set, tensor_to_f32,
-    tensor_to_f32_in_compute, tensor_to_i64, BusyGuard,
+    tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_read,
+    tensor_read_in_compute, tensor_set, tensor_to_f32, tensor_to_f32_in_compute, tensor_to_i64, try_vec,
+    BusyGuard,
 };
 
 /// What a buffer holds (ggml_backend_buffer_usage); schedulers treat weights specially.
@@ -47,11 +48,26 @@ impl BufferUsage {
     }
 }
 
-/// State every buffer implementation carries: its usage and how many computes use it.
+/// State every buffer implementation carries: its usage and who holds it off the JS thread.
 #[derive(Default)]
 pub struct BufferState {
     usage: AtomicU8,
-    in_use: AtomicUsize,
+    /// `HELD_BY_COMPUTE` while a compute holds the buffer (exclusively), otherwise the
+    /// number of reads off the JS thread (getAsync, toFloat32Async) in flight, which share
+    /// it with each other and with reads on the JS thread. One word, so that taking it for
+    /// a compute and for a read cannot both succeed.
+    holders: AtomicUsize,
+}
+
+const HELD_BY_COMPUTE: usize = usize::MAX;
+
+/// Who holds a buffer, for errors that must say why it is busy.
+fn holder_text(holders: usize) -> String {
+    match holders {
+        HELD_BY_COMPUTE => "in use by a running compute".to_string(),
+        1 => "being read by a pending getAsync/toFloat32Async".to_string(),
+        n => format!("being read by {n} pending getAsync/toFloat32Async calls"),
+    }
 }
 
 impl BufferState {
@@ -65,22 +81,56 @@ impl BufferState {
     pub fn set_usage(&self, u: BufferUsage) {
         self.usage.store(u as u8, Ordering::Relaxed);
     }
+    /// A compute holds the buffer: nothing else may touch it.
     pub fn in_use(&self) -> bool {
-        self.in_use.load(Ordering::Acquire) > 0
+        self.holders.load(Ordering::Acquire) == HELD_BY_COMPUTE
     }
-    /// Error unless no compute uses the buffer (for release and JS access).
+    /// Nothing holds the buffer: it may be written, cleared or freed.
+    pub fn is_idle(&self) -> bool {
+        self.holders.load(Ordering::Acquire) == 0
+    }
+    /// Error unless nothing holds the buffer (for writes, release and dispose).
     pub fn check_idle(&self, what: &str, name: &str) -> Result<()> {
+        match self.holders.load(Ordering::Acquire) {
+            0 => Ok(()),
+            h => Err(Error::busy(format!("{what}: buffer '{name}' is {}; await it first", holder_text(h)))),
+        }
+    }
+    /// Error while a compute holds the buffer (for reads, which pending reads allow).
+    pub fn check_readable(&self, what: &str, name: &str) -> Result<()> {
         if self.in_use() {
-            return Err(Error::busy(format!("{what}: buffer '{name}' is in use by a running compute; await it first")));
+            return Err(Error::busy(format!(
+                "{what}: buffer '{name}' is {}; await it first",
+                holder_text(HELD_BY_COMPUTE)
+            )));
         }
         Ok(())
     }
-    /// Take the buffer for one compute; false if another compute has it.
-    pub(crate) fn try_acquire(&self) -> bool {
-        self.in_use.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    /// Take the buffer for one compute; Err(what holds it) if anything does.
+    pub(crate) fn try_acquire(&self) -> std::result::Result<(), String> {
+        self.holders
+            .compare_exchange(0, HELD_BY_COMPUTE, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(holder_text)
+    }
+    /// Join the reads of the buffer; Err(what holds it) while a compute does.
+    pub(crate) fn try_acquire_read(&self) -> std::result::Result<(), String> {
+        let mut h = self.holders.load(Ordering::Acquire);
+        loop {
+            if h == HELD_BY_COMPUTE || h == HELD_BY_COMPUTE - 1 {
+                return Err(holder_text(h));
+            }
+            match self.holders.compare_exchange_weak(h, h + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(now) => h = now,
+            }
+        }
     }
     pub(crate) fn release(&self) {
-        self.in_use.fetch_sub(1, Ordering::AcqRel);
+        self.holders.store(0, Ordering::Release);
+    }
+    pub(crate) fn release_read(&self) {
+        self.holders.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

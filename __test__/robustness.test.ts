@@ -294,21 +294,30 @@ test('10: NaN through quantized paths gives what ggml x86 gives; validateRowData
   throwsWith(() => weft.validateRowData('q4_0', block), 'WEFT_INVALID_ARGUMENT', 'q4_0', 'block 0', 'NaN')
 })
 
-test('12: disposing a graph or backend a pending compute uses is WEFT_BUSY', async () => {
+test('12: a pending compute keeps its backend; disposing its graph handle leaves it whole', async () => {
+  // The compute holds its own copy of the graph, so dropping that handle frees nothing under
+  // it; the backend object is held by the pending call (WEFT_BUSY), its buffers refused.
   const ctx = new Context({ noAlloc: true })
-  let x = ctx.newTensor1d('f32', 1 << 16)
-  for (let k = 0; k < 4; k++) x = ctx.sin(x)
+  const a = ctx.newTensor1d('f32', 1 << 16)
+  let x = a
+  for (let k = 0; k < 4; k++) x = ctx.sqr(x)
   const g = ctx.newGraph()
   g.buildForwardExpand(x)
   const be = Backend.init('CPU')
   be.allocCtxTensors(ctx)
+  a.fromFloat32(new Float32Array(1 << 16).fill(1.5))
   const p = be.compute(g)
-  throwsWith(() => g.dispose(), 'WEFT_BUSY', 'await it first')
-  throwsWith(() => be.dispose(), 'WEFT_BUSY', 'await it first')
-  await p
   g.dispose()
+  throwsWith(() => be.dispose(), 'WEFT_BUSY', 'await it first')
+  throwsWith(() => a.fromFloat32(new Float32Array(1 << 16)), 'WEFT_BUSY', 'await it first')
+  await p
   be.dispose()
+  // 1.5^16 = 656.8408203125 exactly in f32.
+  const out = x.toFloat32()
+  assert.equal(out[0], 656.8408203125)
+  assert.equal(out[(1 << 16) - 1], 656.8408203125)
   throwsWith(() => be.name, 'WEFT_INVALID_ARGUMENT', 'disposed')
+  throwsWith(() => g.nNodes, 'WEFT_INVALID_ARGUMENT', 'disposed')
 })
 
 test('13: concurrent reads of one buffer share it; what holds a buffer is named', async () => {

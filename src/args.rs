@@ -101,7 +101,7 @@ pub fn opt_number(what: &str, v: Option<Unknown>) -> Result<Option<f64>> {
         ValueType::Undefined | ValueType::Null => Ok(None),
         // SAFETY: checked to be a number
         ValueType::Number => Ok(Some(unsafe { v.cast::<f64>() }.js()?)),
-        other => Err(invalid(format!("{what}: expected a number, got {}", kind(other)))),
+        other => Err(invalid(format!("{what} must be a number, got {}", kind(other)))),
     }
 }
 

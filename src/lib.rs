@@ -14,5 +14,8 @@ mod error;
 mod gguf;
 mod graph;
 mod quant;
+mod sched_callback;
+mod sched_task;
+mod scheduler;
 mod task;
 mod tensor;

@@ -12,12 +12,22 @@ use crate::{Error, Result};
 fn storage_for(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
     let s = storage_unguarded(what, t, offset, len)?;
     if s.buffer.state().in_use() {
-        return Err(Error::busy(format!(
-            "{what}: tensor '{}' is in use by a running compute; await it first",
-            t.label()
-        )));
+        return Err(busy(what, t));
     }
     Ok(s)
+}
+
+/// storage_for for reads, which a read permit allows while a compute holds the buffer.
+fn storage_for_read(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
+    let s = storage_unguarded(what, t, offset, len)?;
+    if !s.buffer.state().allows_read(t.id()) {
+        return Err(busy(what, t));
+    }
+    Ok(s)
+}
+
+fn busy(what: &str, t: &Tensor) -> Error {
+    Error::busy(format!("{what}: tensor '{}' is in use by a running compute; await it first", t.label()))
 }
 
 /// Bounds-checked storage of a tensor, for engine code that runs inside a compute.
@@ -44,7 +54,7 @@ pub fn tensor_set(t: &Tensor, data: &[u8], offset: usize) -> Result<()> {
 
 /// Read raw bytes from a tensor at a byte offset.
 pub fn tensor_get(t: &Tensor, out: &mut [u8], offset: usize) -> Result<()> {
-    let s = storage_for("tensorGet", t, offset, out.len())?;
+    let s = storage_for_read("tensorGet", t, offset, out.len())?;
     s.buffer.read(s.offset + offset, out)
 }
 
@@ -65,7 +75,7 @@ pub fn tensor_get_in_compute(t: &Tensor, out: &mut [u8], offset: usize) -> Resul
 /// layout; buffers on different devices go through host memory.
 pub fn tensor_copy(src: &Tensor, dst: &Tensor) -> Result<()> {
     let n = src.nbytes().min(dst.nbytes());
-    storage_for("tensorCopy", src, 0, n)?;
+    storage_for_read("tensorCopy", src, 0, n)?;
     storage_for("tensorCopy", dst, 0, n)?;
     tensor_copy_internal(src, dst)
 }
@@ -125,6 +135,35 @@ impl BusyGuard {
             guard.buffers.push(s.buffer);
         }
         Ok(guard)
+    }
+}
+
+/// Lets JS read some tensors whose buffers a compute holds, while that compute is paused
+/// waiting for JS (the scheduler's eval callback, with every backend synchronized): the
+/// compute neither writes nor frees anything until the permit is dropped. Writes and
+/// dispose stay refused.
+pub struct ReadPermit {
+    entries: Vec<(Arc<dyn Buffer>, u64)>,
+}
+
+impl ReadPermit {
+    pub fn open<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> ReadPermit {
+        let mut entries = Vec::new();
+        for t in tensors {
+            if let Some(s) = t.storage() {
+                s.buffer.state().permit_read(t.id());
+                entries.push((s.buffer, t.id()));
+            }
+        }
+        ReadPermit { entries }
+    }
+}
+
+impl Drop for ReadPermit {
+    fn drop(&mut self) {
+        for (b, id) in &self.entries {
+            b.state().revoke_read(*id);
+        }
     }
 }
 

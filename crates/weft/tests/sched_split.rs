@@ -419,3 +419,62 @@ impl TapName for Tensor {
         self
     }
 }
+
+/// A view read across backends is copied with its own strides. x: GPU memory, w: GPU
+/// weights; a = x + w (GPU, 1.wgt1); p = transpose(a), a view (GPU, 4.vsrc: its base's);
+/// s = p² (the GPU refuses SQR; pass 3: CPU); out = s * 2 (pass 2 spreads the GPU from a
+/// down past the view and the refused s: GPU, 2.sup). Splits: [GPU a] [CPU s, input p]
+/// [GPU out, input s]; the copy of the view p keeps its transposed strides (24 bytes
+/// spanned). A pin to a backend that cannot run the node is an error.
+#[test]
+fn a_transposed_view_is_a_split_input() {
+    let (gpu, cpu) = (FakeGpu::new(refuse_sqr, false), LogCpu::new(refuse_none));
+    let backends = gpu_cpu(&gpu, &cpu);
+    let mut sch = sched(backends.clone(), 1);
+    let ctx = Context::new(ContextParams { mem_size: 1 << 20, no_alloc: true }).unwrap();
+    let x = ctx.new_tensor_2d(Type::F32, 3, 2).unwrap().tap_name("x");
+    let w = ctx.new_tensor_2d(Type::F32, 3, 2).unwrap().tap_name("w");
+    let a = ctx.add(&x, &w).unwrap().tap_name("a");
+    let pt = ctx.transpose(&a).unwrap().tap_name("p");
+    let s = ctx.sqr(&pt).unwrap().tap_name("s");
+    let out = ctx.scale(&s, 2.0).unwrap().tap_name("out");
+    let gbuft = gpu.device().buffer_type();
+    alloc_tensors(std::slice::from_ref(&x), gbuft.as_ref()).unwrap();
+    alloc_tensors(std::slice::from_ref(&w), gbuft.as_ref()).unwrap().set_usage(BufferUsage::Weights);
+    let mut g = ctx.new_graph().unwrap();
+    g.build_forward_expand(&out).unwrap();
+    sch.alloc_graph(&g).unwrap();
+    assert_eq!(placed_on(&sch, &pt), p("FakeGPU", "4.vsrc"));
+    assert_eq!(placed_on(&sch, &s), p("CPU", "3.best"));
+    assert_eq!(placed_on(&sch, &out), p("FakeGPU", "2.sup"));
+    assert_eq!(
+        split_list(&sch),
+        vec![
+            ("FakeGPU".into(), vec![], strs(&["a"])),
+            ("CPU".into(), strs(&["p"]), strs(&["s"])),
+            ("FakeGPU".into(), strs(&["s"]), strs(&["out"])),
+        ]
+    );
+    let copy = &sch.splits()[1].nodes[0].srcs[0];
+    assert_eq!((copy.name.as_str(), copy.bytes), ("CPU#p#0", 24));
+    let (xv, wv) = (rand_vec(6, 16), rand_vec(6, 17));
+    set(&x, &xv);
+    set(&w, &wv);
+    sch.graph_compute(&g).unwrap();
+    // out[i, j] = 2 (x + w)[j, i]²: a is 3 x 2, p and out are 2 x 3.
+    let want: Vec<f32> = (0..3)
+        .flat_map(|i| {
+            let (xv, wv) = (&xv, &wv);
+            (0..2).map(move |j| {
+                let v = xv[j * 3 + i] + wv[j * 3 + i];
+                v * v * 2.0
+            })
+        })
+        .collect();
+    assert_eq!(get(&out), want);
+
+    sch.reset();
+    sch.set_tensor_backend(&s, &backends[0]).unwrap();
+    let e = sch.alloc_graph(&g).unwrap_err();
+    assert!(e.message.contains("node 's' (SQR) is set to backend FakeGPU, which does not support it"), "{e}");
+}

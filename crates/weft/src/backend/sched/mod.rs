@@ -340,8 +340,8 @@ impl Scheduler {
     /// ggml_backend_sched_split_graph: passes 1-5 and the allocator's graph.
     fn split_graph(&mut self, graph: &Graph) -> Result<Plan> {
         let mut a = Assignment::default();
-        for (&id, &b) in &self.pins {
-            if let Some(t) = graph.nodes().iter().chain(graph.leafs()).find(|t| t.id() == id) {
+        for t in graph.nodes().iter().chain(graph.leafs()) {
+            if let Some(&b) = self.pins.get(&t.id()) {
                 a.set(t, b, Cause::User);
             }
         }

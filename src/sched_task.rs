@@ -57,13 +57,9 @@ impl Running {
     }
 }
 
-pub enum SchedComputeTask {
-    /// Refused before running (the Promise rejects with it).
-    Failed(Option<weft::Error>),
-    Run(Box<Job>),
-}
-
-pub struct Job {
+/// One scheduled compute, in the shape of an async job: `run` on libuv's pool, then on the
+/// JS thread `resolved` or `rejection`, then `settle`.
+pub struct SchedJob {
     pub sched: Arc<Mutex<Scheduler>>,
     pub graph: weft::Graph,
     pub busy: Option<BusyGuard>,
@@ -71,43 +67,58 @@ pub struct Job {
     pub running: Arc<Running>,
 }
 
-impl SchedComputeTask {
-    /// Release what the run held; a thrown callback error wins over the engine's.
-    fn finish(&mut self) -> Option<napi::Error> {
-        match self {
-            SchedComputeTask::Failed(_) => None,
-            SchedComputeTask::Run(job) => {
-                job.busy = None;
-                job.running.stop();
-                job.shared.take_thrown()
-            }
-        }
+impl SchedJob {
+    fn run(&mut self) -> weft::Result<()> {
+        let mut s = self.sched.lock().unwrap_or_else(|e| e.into_inner());
+        s.graph_compute(&self.graph)
+    }
+    /// The settled value; a throw recorded from the eval callback still rejects.
+    fn resolved(&mut self) -> napi::Result<()> {
+        self.shared.take_thrown().map_or(Ok(()), Err)
+    }
+    /// What the eval callback threw wins over the engine error it caused.
+    fn rejection(&mut self, env: &Env, e: weft::Error) -> napi::Error {
+        self.shared.take_thrown().unwrap_or_else(|| reject(env, e))
+    }
+    /// Release the buffers and the scheduler.
+    fn settle(&mut self) {
+        self.busy = None;
+        self.running.stop();
     }
 }
 
+/// The Promise of a SchedJob, or of the error that kept it from being made (a busy
+/// scheduler, an unsupported node): every failure rejects.
+pub struct SchedComputeTask(pub Option<std::result::Result<SchedJob, weft::Error>>);
+
 impl Task for SchedComputeTask {
-    type Output = weft::Result<()>;
+    type Output = Option<weft::Result<()>>;
     type JsValue = ();
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(match self {
-            SchedComputeTask::Failed(e) => Err(e.take().unwrap_or_else(|| weft::Error::backend("compute failed"))),
-            SchedComputeTask::Run(job) => catch("compute", || {
-                let mut s = job.sched.lock().unwrap_or_else(|e| e.into_inner());
-                s.graph_compute(&job.graph)
-            }),
+        Ok(match &mut self.0 {
+            Some(Ok(job)) => Some(catch("compute", || job.run())),
+            _ => None,
         })
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
-        if let Some(thrown) = self.finish() {
-            return Err(thrown);
+        let result = match (&mut self.0, output) {
+            (Some(Ok(job)), Some(Ok(()))) => job.resolved(),
+            (Some(Ok(job)), Some(Err(e))) => Err(job.rejection(&env, e)),
+            (Some(Err(e)), _) => Err(reject(&env, e.clone())),
+            _ => Err(reject(&env, weft::Error::backend("compute: internal error: no job"))),
+        };
+        if let Some(Ok(job)) = &mut self.0 {
+            job.settle();
         }
-        output.map_err(|e| reject(&env, e))
+        result
     }
 
     fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<()> {
-        self.finish();
+        if let Some(Ok(job)) = &mut self.0 {
+            job.settle();
+        }
         Err(err)
     }
 }

@@ -14,7 +14,7 @@ use crate::backend::Backend;
 use crate::error::{disposed, invalid, js_err, IntoJs, Result};
 use crate::graph::Graph;
 use crate::sched_callback::{engine_callback, JsEvalFn, Shared};
-use crate::sched_task::{Job, Running, SchedComputeTask, Snapshot};
+use crate::sched_task::{Running, SchedComputeTask, SchedJob, Snapshot};
 use crate::tensor::Tensor;
 
 /// A tensor in the debug view of a split.
@@ -165,7 +165,7 @@ impl Scheduler {
     }
 
     /// Split and allocate `graph` if needed, and hold every buffer it touches.
-    fn prepare(&self, graph: &Graph) -> weft::Result<Job> {
+    fn prepare(&self, graph: &Graph) -> weft::Result<SchedJob> {
         let err = |e: crate::error::JsError| weft::Error::new(kind_of(&e), e.reason.clone());
         let sched = self.engine().map_err(err)?.clone();
         let graph = graph.snapshot().map_err(err)?;
@@ -179,7 +179,7 @@ impl Scheduler {
         }
         *self.running.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = Some(snapshot);
         self.shared.take_thrown();
-        Ok(Job { sched, graph, busy: Some(busy), shared: self.shared.clone(), running: self.running.clone() })
+        Ok(SchedJob { sched, graph, busy: Some(busy), shared: self.shared.clone(), running: self.running.clone() })
     }
 }
 
@@ -291,10 +291,7 @@ impl Scheduler {
     /// and its sources). Any failure rejects the Promise.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn compute(&self, graph: &Graph) -> AsyncTask<SchedComputeTask> {
-        AsyncTask::new(match self.prepare(graph) {
-            Ok(job) => SchedComputeTask::Run(Box::new(job)),
-            Err(e) => SchedComputeTask::Failed(Some(e)),
-        })
+        AsyncTask::new(SchedComputeTask(Some(self.prepare(graph))))
     }
 
     /// ggml_backend_sched_set_tensor_backend: run (or place) `t` on `backend` whatever the

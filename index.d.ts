@@ -529,6 +529,92 @@ export declare class GraphAllocator {
   [globalThis.Symbol.dispose](): void
 }
 
+export declare class Scheduler {
+  /**
+   * ggml_backend_sched_new: `backends` in priority order, the CPU last (it takes graph
+   * inputs and whatever no other backend runs); `graphSize` (default 2048) bounds the
+   * nodes plus leafs of a graph; `parallel` keeps 4 copies of every split input
+   * (pipeline parallelism, as ggml), `nCopies` sets the number (1 to 4).
+   */
+  constructor(options: { backends: Backend[]; graphSize?: number; parallel?: boolean; nCopies?: number })
+  get nBackends(): number
+  /** ggml_backend_sched_get_backend: the backend of priority `i`. */
+  getBackend(i: number): Backend
+  /** ggml_backend_sched_get_n_copies. */
+  get nCopies(): number
+  /**
+   * ggml_backend_sched_get_n_splits: splits of the last graph split (reserve,
+   * allocGraph or compute).
+   */
+  get nSplits(): number
+  /**
+   * ggml_backend_sched_reserve: size the compute buffers for `graph` (a worst case)
+   * without placing its tensors; graphs of the same shape then allocate nothing new.
+   */
+  reserve(graph: Graph): void
+  /**
+   * ggml_backend_sched_alloc_graph: assign and split `graph` and place its tensors; set
+   * the graph's inputs after this, then compute it.
+   */
+  allocGraph(graph: Graph): void
+  /**
+   * ggml_backend_sched_graph_compute, off the event loop: allocates `graph` first unless it
+   * is the graph allocated last. Every buffer it uses refuses reads, writes and dispose
+   * until the Promise settles (except reads inside the eval callback, of the node shown
+   * and its sources). `options` as Backend.compute's: `signal` stops the compute between
+   * nodes, `onProgress(nodesDone, nodesTotal)` counts the nodes of the split graphs. Any
+   * failure rejects the Promise.
+   */
+  compute(graph: Graph, options?: ComputeOptions | undefined | null): Promise<void>
+  /**
+   * ggml_backend_sched_set_tensor_backend: run (or place) `t` on `backend` whatever the
+   * passes would choose; holds until reset().
+   */
+  setTensorBackend(t: Tensor, backend: Backend): void
+  /**
+   * ggml_backend_sched_get_tensor_backend: where `t` runs (or lives) in the last split,
+   * or null.
+   */
+  getTensorBackend(t: Tensor): Backend | null
+  /**
+   * ggml_backend_sched_set_eval_callback: `callback(t, ask)` is called for every node in
+   * order with ask = true ("do you want to see it?"), then, for the nodes it wanted, with
+   * ask = false once the node is computed: `t` is readable inside that call. Returning
+   * `false` means no (ask) or stop the compute (after); anything else, yes / go on. A
+   * throw rejects the compute's Promise with what was thrown. null removes it.
+   */
+  setEvalCallback(callback: ((t: Tensor, ask: boolean) => boolean | void) | null | undefined): void
+  /**
+   * ggml_backend_sched_get_buffer_size: bytes of `backend`'s compute buffer (0 where it
+   * shares the buffer type of a backend before it).
+   */
+  bufferSize(backend: Backend): number
+  /**
+   * ggml_backend_sched_reset: forget assignments (setTensorBackend's too) and the
+   * allocation.
+   */
+  reset(): void
+  /** ggml_backend_sched_synchronize: wait for every backend. */
+  synchronize(): void
+  /**
+   * The last split: each split's backend, inputs and nodes with their sources (the
+   * debug view of the assignment).
+   */
+  splits(): Array<SchedSplit>
+  /**
+   * The last split as ggml prints it with GGML_SCHED_DEBUG=1 (`verbose`: =2, a line per
+   * node with its sources' sizes, backends and causes). Setting GGML_SCHED_DEBUG prints
+   * it to stderr at every split.
+   */
+  describe(verbose?: boolean | undefined | null): string
+  /**
+   * ggml_backend_sched_free: the compute buffers are freed now (tensors placed in them
+   * become unusable). Refused while a compute uses them.
+   */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
+}
+
 export declare class Tensor {
   /** Unique id of the underlying node: two Tensor objects with the same id are the same tensor. */
   get id(): number
@@ -896,6 +982,42 @@ export interface RopeOptions {
   betaFast?: number
   /** Default 1. */
   betaSlow?: number
+}
+
+export interface SchedNode {
+  /** Index in the graph. */
+  index: number
+  op: string
+  tensor: SchedTensor
+  /** Its sources as the split reads them: copies are named 'BACKEND#name#slot'. */
+  srcs: Array<SchedTensor>
+}
+
+/** One split: consecutive nodes run on one backend, after its inputs are copied in. */
+export interface SchedSplit {
+  backend: string
+  /** Graph node range [iStart, iEnd). */
+  iStart: number
+  iEnd: number
+  /** Tensors copied into this split's backend first (with their own backend). */
+  inputs: Array<SchedTensor>
+  /** The nodes that compute something (views left out, as in ggml's print). */
+  nodes: Array<SchedNode>
+}
+
+/** A tensor in the debug view of a split. */
+export interface SchedTensor {
+  name: string
+  bytes: number
+  /** The backend the passes gave it ('' if none). */
+  backend: string
+  /**
+   * The pass that decided, as ggml labels causes: '1.dst' (its buffer), '1.inp' (graph
+   * input), '1.wgt0' (the weights of source 0), '1.off' (offloaded), '2.sup'
+   * (expanded from a neighbour), '3.best', '3.upg', '4.cur', '4.vsrc', '4.cpy' (a
+   * split input's copy), 'usr' (setTensorBackend).
+   */
+  cause: string
 }
 
 /** ggml_sort_order. */

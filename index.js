@@ -842,6 +842,7 @@ module.exports.Gguf = nativeBinding.Gguf
 module.exports.GgufWriter = nativeBinding.GgufWriter
 module.exports.Graph = nativeBinding.Graph
 module.exports.GraphAllocator = nativeBinding.GraphAllocator
+module.exports.Scheduler = nativeBinding.Scheduler
 module.exports.Tensor = nativeBinding.Tensor
 module.exports.BufferUsage = nativeBinding.BufferUsage
 module.exports.caughtPanics = nativeBinding.caughtPanics

@@ -49,6 +49,10 @@ pub struct Backend {
 }
 
 impl Backend {
+    pub fn wrap(b: Arc<dyn weft::backend::Backend>) -> Backend {
+        Backend { inner: Some(b) }
+    }
+
     pub fn get(&self) -> Result<&Arc<dyn weft::backend::Backend>> {
         self.inner.as_ref().ok_or_else(|| disposed("Backend"))
     }

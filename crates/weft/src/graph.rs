@@ -99,6 +99,16 @@ impl Graph {
         }
     }
 
+    /// A graph of exactly these nodes and leafs in this order, not accounted to any context
+    /// (the scheduler's copy of a graph with its split inputs added).
+    pub(crate) fn from_parts(nodes: Vec<Tensor>, leafs: Vec<Tensor>) -> Graph {
+        let mut g = Graph::with_size(nodes.len().max(leafs.len()).max(1), false);
+        g.visited = nodes.iter().chain(&leafs).map(|t| t.id()).collect();
+        g.nodes = nodes;
+        g.leafs = leafs;
+        g
+    }
+
     pub fn size(&self) -> usize {
         self.size
     }

@@ -16,10 +16,11 @@ fn storage_for(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Stor
     Ok(s)
 }
 
-/// Storage of a tensor JS reads: pending reads may share its buffer, a compute may not.
+/// Storage of a tensor JS reads: pending reads may share its buffer, a compute may not,
+/// unless it is paused with a read permit for this tensor (the scheduler's eval callback).
 fn storage_for_read(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
     let s = storage_unguarded(what, t, offset, len)?;
-    s.buffer.state().check_readable(&format!("{what}: tensor '{}'", t.label()), &s.buffer.name())?;
+    s.buffer.state().check_readable(&format!("{what}: tensor '{}'", t.label()), &s.buffer.name(), t.id())?;
     Ok(s)
 }
 
@@ -188,6 +189,35 @@ impl BusyGuard {
             guard.buffers.push(s.buffer);
         }
         Ok(guard)
+    }
+}
+
+/// Lets JS read some tensors whose buffers a compute holds, while that compute is paused
+/// waiting for JS (the scheduler's eval callback, with every backend synchronized): the
+/// compute neither writes nor frees anything until the permit is dropped. Writes and
+/// dispose stay refused.
+pub struct ReadPermit {
+    entries: Vec<(Arc<dyn Buffer>, u64)>,
+}
+
+impl ReadPermit {
+    pub fn open<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> ReadPermit {
+        let mut entries = Vec::new();
+        for t in tensors {
+            if let Some(s) = t.storage() {
+                s.buffer.state().permit_read(t.id());
+                entries.push((s.buffer, t.id()));
+            }
+        }
+        ReadPermit { entries }
+    }
+}
+
+impl Drop for ReadPermit {
+    fn drop(&mut self) {
+        for (b, id) in &self.entries {
+            b.state().revoke_read(*id);
+        }
     }
 }
 

@@ -2,6 +2,8 @@
 //! map to JS as: 8-32 bit ints and floats -> number, u64/i64 -> bigint, bool -> boolean,
 //! str -> string, arrays -> arrays (nested arrays nest).
 
+use std::sync::Arc;
+
 use napi::bindgen_prelude::{BigInt, Uint8Array, Unknown};
 use napi::{Env, JsValue, ValueType as JsType};
 use weft::gguf::{Array, GgufFile, Value, ValueType};
@@ -128,11 +130,16 @@ fn value_to_js<'e>(env: &'e Env, v: &Value) -> napi::Result<Unknown<'e>> {
 
 #[napi]
 pub struct Gguf {
-    inner: Option<GgufFile>,
+    /// Shared with work that runs off the JS thread (gguf_load.rs).
+    inner: Option<Arc<GgufFile>>,
 }
 
 impl Gguf {
-    fn get_file(&self) -> Result<&GgufFile> {
+    pub(crate) fn from_file(f: GgufFile) -> Gguf {
+        Gguf { inner: Some(Arc::new(f)) }
+    }
+
+    pub(crate) fn get_file(&self) -> Result<&Arc<GgufFile>> {
         self.inner.as_ref().ok_or_else(|| disposed("Gguf"))
     }
 }
@@ -142,13 +149,13 @@ impl Gguf {
     /// gguf_init_from_file: open and validate a GGUF file (v2 or v3), memory-mapped.
     #[napi(catch_unwind, factory)]
     pub fn open(path: String) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::open(&path).js()?) })
+        Ok(Gguf::from_file(GgufFile::open(&path).js()?))
     }
 
     /// Parse GGUF bytes held in memory.
     #[napi(catch_unwind, factory)]
     pub fn from_bytes(data: Uint8Array) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::from_slice(&data).js()?) })
+        Ok(Gguf::from_file(GgufFile::from_slice(&data).js()?))
     }
 
     #[napi(catch_unwind, getter)]
@@ -230,7 +237,7 @@ impl Gguf {
         weft::gguf::load_tensors(self.get_file()?, &ts).js()
     }
 
-    /// Unmap the file now.
+    /// Unmap the file now (weights mapped by loadWeights keep their own mapping).
     #[napi(catch_unwind)]
     pub fn dispose(&mut self) {
         self.inner = None;

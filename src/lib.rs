@@ -12,6 +12,7 @@ mod context;
 mod enums;
 mod error;
 mod gguf;
+mod gguf_load;
 mod graph;
 mod quant;
 mod task;

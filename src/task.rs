@@ -11,7 +11,7 @@ use weft::backend::{Backend, BusyGuard};
 use crate::error::panic_message;
 
 /// A rejected engine error as a JS Error with the engine's `code`.
-fn reject(env: &Env, e: weft::Error) -> napi::Error {
+pub(crate) fn reject(env: &Env, e: weft::Error) -> napi::Error {
     let build = || -> napi::Result<napi::Error> {
         let mut obj: Object = env.create_error(napi::Error::new(Status::GenericFailure, e.message.clone()))?;
         obj.set_named_property("code", e.kind.code())?;
@@ -21,7 +21,7 @@ fn reject(env: &Env, e: weft::Error) -> napi::Error {
 }
 
 /// Run engine work, turning a panic (a bug) into an error instead of aborting Node.
-fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
+pub(crate) fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => Err(weft::Error::backend(format!("{what}: internal error: {}", panic_message(&p)))),

@@ -2,7 +2,7 @@
 //! openAsync parses a file off the event loop, loadWeights maps or uploads a model's
 //! weights into a backend and reports progress, while the event loop keeps running.
 
-use napi::bindgen_prelude::{spawn_blocking, PromiseRaw};
+use napi::bindgen_prelude::{spawn_blocking, FnArgs, PromiseRaw};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status};
 use weft::gguf::{load_weights, GgufFile, LoadOptions};
@@ -22,8 +22,9 @@ pub struct LoadWeightsOptions {
     pub prefetch: Option<bool>,
 }
 
-/// onProgress(doneBytes, totalBytes), called on the JS thread.
-type Progress = ThreadsafeFunction<(f64, f64), (), (f64, f64), Status, false>;
+/// onProgress(doneBytes, totalBytes), called on the JS thread (FnArgs spreads the pair into
+/// two arguments).
+type Progress = ThreadsafeFunction<FnArgs<(f64, f64)>, (), FnArgs<(f64, f64)>, Status, false>;
 
 /// Run `work` on tokio's blocking pool; a panic or a lost task becomes an engine error.
 async fn blocking<T: Send + 'static>(
@@ -77,7 +78,7 @@ impl Gguf {
         let fut = blocking("Gguf.loadWeights", move || {
             let mut report = |done: usize, total: usize| {
                 if let Some(p) = &on_progress {
-                    p.call((done as f64, total as f64), ThreadsafeFunctionCallMode::NonBlocking);
+                    p.call((done as f64, total as f64).into(), ThreadsafeFunctionCallMode::NonBlocking);
                 }
             };
             load_weights(&file, &tensors, backend.as_ref(), options, &mut report)

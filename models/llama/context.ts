@@ -35,6 +35,11 @@ export interface Timings {
   evalTokens: number
 }
 
+/** A micro-batch ready to compute: `commit` marks its tokens as cached once computed. */
+export interface PreparedBatch extends BuiltGraph {
+  commit(): void
+}
+
 export interface ModelParts {
   hp: HParams
   weights: ModelWeights
@@ -126,7 +131,12 @@ export class LlamaContext {
     return out
   }
 
-  private async decodeMicroBatch(tokens: number[], nOutputs: number): Promise<Float32Array> {
+  /**
+   * Build one micro-batch's graph after the cached tokens, place it with the graph allocator
+   * and write its inputs; the caller computes `graph` and then calls `commit`. decode does
+   * all of this; tools that time the graph node by node use it directly.
+   */
+  prepare(tokens: number[], nOutputs: number): PreparedBatch {
     const nTokens = tokens.length
     const kvHead = this.kv.used
     const pad = kvPadding(this.flashAttn)
@@ -139,8 +149,18 @@ export class LlamaContext {
       g.pos.set(Int32Array.from(tokens, (_, i) => kvHead + i))
       g.mask.set(causalMask(nTokens, nKv, kvHead))
       g.outIds.set(Int32Array.from({ length: nOutputs }, (_, i) => nTokens - nOutputs + i))
+    } catch (e) {
+      g.ctx.dispose()
+      throw e
+    }
+    return { ...g, commit: () => (this.kv.used = cellMax) }
+  }
+
+  private async decodeMicroBatch(tokens: number[], nOutputs: number): Promise<Float32Array> {
+    const g = this.prepare(tokens, nOutputs)
+    try {
       await this.model.backend.compute(g.graph)
-      this.kv.used = cellMax
+      g.commit()
       return await g.logits.toFloat32Async()
     } finally {
       g.ctx.dispose()

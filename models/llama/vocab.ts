@@ -121,7 +121,7 @@ export class Vocab implements VocabTables {
     const n = texts.length
     this.texts = texts.map((t, i) => (t === '' ? `[EMPTY_${i}]` : t))
     this.texts.forEach((t, i) => this.tokenToId.set(t, i))
-    this.scores = new Float32Array(numberArray(g, 'tokenizer.ggml.scores', n) ?? n)
+    this.scores = Float32Array.from(numberArray(g, 'tokenizer.ggml.scores', n) ?? new Array<number>(n).fill(0))
     const types = numberArray(g, 'tokenizer.ggml.token_type', n)
     this.attrs = new Uint16Array(n).fill(ATTR.NORMAL)
     if (types) types.forEach((t, i) => (this.attrs[i] = TYPE_TO_ATTR[t] ?? 0))

@@ -1,0 +1,175 @@
+// Writes a llama-architecture GGUF with random weights from a fixed seed and the llama-spm
+// vocabulary (llama.cpp's models/ggml-vocab-llama-spm.gguf, in ../shared/vocab beside the
+// checkout): test data the repo makes itself instead of committing binaries.
+//
+//   node --import tsx scripts/make-llama-gguf.ts --out /tmp/tiny-q4_0.gguf --type q4_0
+//   node --import tsx scripts/make-llama-gguf.ts --out /tmp/big-q4_0.gguf --type q4_0 --preset bench
+//
+// Matrices (token embedding, attention, FFN, output) are stored in --type; norms stay f32,
+// as llama.cpp's quantize leaves them.
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type * as Weft from '../index.js'
+
+const require = createRequire(import.meta.url)
+const weft: typeof Weft = require('../index.js')
+
+export interface LlamaShape {
+  nEmbd: number
+  nFf: number
+  nHead: number
+  nHeadKv: number
+  nLayer: number
+  nCtxTrain: number
+  ropeFreqBase: number
+  rmsEps: number
+}
+
+/** A 2-layer model small enough for tests, with grouped-query attention (4 heads, 2 KV heads). */
+export const TINY: LlamaShape = {
+  nEmbd: 256,
+  nFf: 512,
+  nHead: 4,
+  nHeadKv: 2,
+  nLayer: 2,
+  nCtxTrain: 512,
+  ropeFreqBase: 10000,
+  rmsEps: 1e-5,
+}
+
+/** TinyLlama's widths with 12 layers: about 660M parameters (~370 MB in q4_0). */
+export const BENCH: LlamaShape = {
+  nEmbd: 2048,
+  nFf: 5632,
+  nHead: 32,
+  nHeadKv: 4,
+  nLayer: 12,
+  nCtxTrain: 2048,
+  ropeFreqBase: 10000,
+  rmsEps: 1e-5,
+}
+
+export interface MakeOptions {
+  type: Weft.GgmlType
+  seed?: number
+  shape?: LlamaShape
+  /** Leave out output.weight: the LM head is the token embedding (as SmolLM files do). */
+  tied?: boolean
+  /** The vocabulary GGUF to copy the tokenizer from. */
+  vocabPath?: string
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+export const DEFAULT_VOCAB = join(
+  process.env.WEFT_VOCAB_DIR ?? join(root, '..', 'shared', 'vocab'),
+  'ggml-vocab-llama-spm.gguf',
+)
+
+/** Uniform values in [-scale, scale) from a xorshift32 stream (deterministic per seed). */
+function uniform(n: number, seed: number, scale: number): Float32Array {
+  let s = (Math.imul(seed, 2654435761) >>> 0) || 1
+  const out = new Float32Array(n)
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13
+    s >>>= 0
+    s ^= s >>> 17
+    s ^= s << 5
+    s >>>= 0
+    out[i] = ((s / 4294967296) * 2 - 1) * scale
+  }
+  return out
+}
+
+/** llama_ftype of a file whose matrices are all `type`. */
+const FTYPE: Partial<Record<Weft.GgmlType, number>> = { f32: 0, f16: 1, q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9, q6_K: 18, bf16: 32 }
+
+/** Write the model; resolves the file's tensor names so tests can read the bytes back. */
+export function makeLlamaGguf(path: string, options: MakeOptions): void {
+  const sh = options.shape ?? TINY
+  const seed = options.seed ?? 1234
+  const vocab = weft.Gguf.open(options.vocabPath ?? DEFAULT_VOCAB)
+  const tokens = vocab.get('tokenizer.ggml.tokens') as string[]
+  const nVocab = tokens.length
+  const w = new weft.GgufWriter()
+  w.set('general.architecture', 'llama')
+  w.set('general.name', `weft-random-${options.type}`)
+  w.set('general.file_type', FTYPE[options.type] ?? 0, 'u32')
+  w.set('llama.context_length', sh.nCtxTrain, 'u32')
+  w.set('llama.embedding_length', sh.nEmbd, 'u32')
+  w.set('llama.block_count', sh.nLayer, 'u32')
+  w.set('llama.feed_forward_length', sh.nFf, 'u32')
+  w.set('llama.attention.head_count', sh.nHead, 'u32')
+  w.set('llama.attention.head_count_kv', sh.nHeadKv, 'u32')
+  w.set('llama.rope.dimension_count', sh.nEmbd / sh.nHead, 'u32')
+  w.set('llama.rope.freq_base', sh.ropeFreqBase, 'f32')
+  w.set('llama.attention.layer_norm_rms_epsilon', sh.rmsEps, 'f32')
+  w.set('llama.vocab_size', nVocab, 'u32')
+  w.set('tokenizer.ggml.model', 'llama')
+  w.set('tokenizer.ggml.tokens', tokens, 'arr', 'str')
+  w.set('tokenizer.ggml.scores', vocab.get('tokenizer.ggml.scores') as number[], 'arr', 'f32')
+  w.set('tokenizer.ggml.token_type', vocab.get('tokenizer.ggml.token_type') as number[], 'arr', 'i32')
+  for (const k of ['bos_token_id', 'eos_token_id', 'unknown_token_id']) {
+    w.set(`tokenizer.ggml.${k}`, vocab.get(`tokenizer.ggml.${k}`) as number, 'u32')
+  }
+  w.set('tokenizer.ggml.add_bos_token', true)
+  vocab.dispose()
+
+  let n = 0
+  const tensor = (name: string, ne: [number] | [number, number], scale: number, offset = 0) => {
+    const count = ne.reduce((a, b) => a * b, 1)
+    const data = uniform(count, seed * 7919 + n++, scale)
+    if (offset !== 0) for (let i = 0; i < count; i++) data[i] += offset
+    // Vectors (norms) stay f32; matrices go to the file's type.
+    const type = ne.length === 1 ? 'f32' : options.type
+    const bytes = weft.quantize(type, data, count / ne[0], ne[0])
+    w.addTensorData(name, type, ne, bytes)
+  }
+  const { nEmbd, nFf } = sh
+  const headDim = nEmbd / sh.nHead
+  // Uniform(-a, a) has variance a^2/3: a = sqrt(3/fan_in) keeps activations near unit scale.
+  const fan = (k: number) => Math.sqrt(3 / k)
+  tensor('token_embd.weight', [nEmbd, nVocab], 1)
+  for (let i = 0; i < sh.nLayer; i++) {
+    const b = (s: string) => `blk.${i}.${s}`
+    tensor(b('attn_norm.weight'), [nEmbd], 0.2, 1)
+    tensor(b('attn_q.weight'), [nEmbd, nEmbd], fan(nEmbd) * 2)
+    tensor(b('attn_k.weight'), [nEmbd, headDim * sh.nHeadKv], fan(nEmbd) * 2)
+    tensor(b('attn_v.weight'), [nEmbd, headDim * sh.nHeadKv], fan(nEmbd))
+    tensor(b('attn_output.weight'), [nEmbd, nEmbd], fan(nEmbd))
+    tensor(b('ffn_norm.weight'), [nEmbd], 0.2, 1)
+    tensor(b('ffn_gate.weight'), [nEmbd, nFf], fan(nEmbd))
+    tensor(b('ffn_up.weight'), [nEmbd, nFf], fan(nEmbd))
+    tensor(b('ffn_down.weight'), [nFf, nEmbd], fan(nFf))
+  }
+  tensor('output_norm.weight', [nEmbd], 0.2, 1)
+  // Logits a few units apart, so greedy choices are clear.
+  if (!options.tied) tensor('output.weight', [nEmbd, nVocab], fan(nEmbd) * 3)
+  w.writeFile(path)
+}
+
+function main(): void {
+  const args = process.argv.slice(2)
+  const opt = (name: string) => {
+    const i = args.indexOf(name)
+    return i >= 0 ? args[i + 1] : undefined
+  }
+  const out = opt('--out')
+  if (!out) {
+    console.error('usage: make-llama-gguf.ts --out FILE [--type f32|f16|q8_0|q4_0|...] [--preset tiny|bench] [--seed N] [--tied] [--vocab FILE]')
+    process.exit(2)
+  }
+  const preset = opt('--preset') ?? 'tiny'
+  const shape = preset === 'bench' ? BENCH : preset === 'tiny' ? TINY : undefined
+  if (!shape) throw new Error(`unknown preset '${preset}' (tiny, bench)`)
+  makeLlamaGguf(out, {
+    type: (opt('--type') ?? 'f32') as Weft.GgmlType,
+    seed: Number(opt('--seed') ?? 1234),
+    shape,
+    tied: args.includes('--tied'),
+    vocabPath: opt('--vocab'),
+  })
+  console.log(`wrote ${out}`)
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main()

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type * as Weft from '../index.js'
+import { randomFloats } from '../__test__/helpers.ts'
 
 const require = createRequire(import.meta.url)
 const weft: typeof Weft = require('../index.js')
@@ -38,13 +39,13 @@ export const TINY: LlamaShape = {
   rmsEps: 1e-5,
 }
 
-/** TinyLlama's widths with 12 layers: about 660M parameters (~370 MB in q4_0). */
+/** TinyLlama's shape: 1.1B parameters (~620 MB in q4_0), for memory and speed figures. */
 export const BENCH: LlamaShape = {
   nEmbd: 2048,
   nFf: 5632,
   nHead: 32,
   nHeadKv: 4,
-  nLayer: 12,
+  nLayer: 22,
   nCtxTrain: 2048,
   ropeFreqBase: 10000,
   rmsEps: 1e-5,
@@ -66,18 +67,10 @@ export const DEFAULT_VOCAB = join(
   'ggml-vocab-llama-spm.gguf',
 )
 
-/** Uniform values in [-scale, scale) from a xorshift32 stream (deterministic per seed). */
+/** Uniform values in [-scale, scale), deterministic per seed (the tests' xorshift stream). */
 function uniform(n: number, seed: number, scale: number): Float32Array {
-  let s = (Math.imul(seed, 2654435761) >>> 0) || 1
-  const out = new Float32Array(n)
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    out[i] = ((s / 4294967296) * 2 - 1) * scale
-  }
+  const out = randomFloats(n, seed)
+  for (let i = 0; i < n; i++) out[i] *= scale
   return out
 }
 

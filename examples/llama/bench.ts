@@ -4,7 +4,7 @@
 // (t/s = mean ± stdev over runs). --profile times the graph node by node and prints each
 // op's share; --peer runs ggml's own llama-bench on the same file, interleaved, for ratios.
 import { execFileSync } from 'node:child_process'
-import type { Backend } from '../../index.js'
+import type { Backend, Graph } from '../../index.js'
 import { Llama, type LlamaContext } from '../../models/llama/index.ts'
 import type { Flags } from './args.ts'
 import { mib } from './memory.ts'
@@ -104,52 +104,64 @@ function table(model: Llama, f: Flags, threads: number, results: Result[], label
   }
 }
 
-/** Per-op time of one micro-batch graph: each node computed alone (graph.view), minus the call overhead. */
+/**
+ * Per-op time of one micro-batch graph: each node computed alone (graph.view), minus the
+ * cost of a call with nothing to do. Each pass prepares the graph afresh: the allocator
+ * reuses dead tensors' memory (inputs included), so a second pass over the same
+ * allocation would read overwritten inputs.
+ */
 async function profile(model: Llama, f: Flags, what: 'pp' | 'tg'): Promise<void> {
   const backend: Backend = model.backend
   const n = what === 'pp' ? Math.min(f.nPrompt, f.batchSize) : 1
   const ctx = model.createContext({ nCtx: Math.max(f.nPrompt, f.nGen, 32), nBatch: f.batchSize, flashAttn: f.flashAttn })
-  const g = ctx.prepare(promptTokens(model, n, 4), 1)
-  const nodes = g.graph.nodes()
+  const tokens = promptTokens(model, n, 4)
   const viewOps = new Set(['NONE', 'VIEW', 'RESHAPE', 'PERMUTE', 'TRANSPOSE'])
-  const idle = nodes.findIndex((t) => viewOps.has(t.op))
-  const time = async (i0: number, i1: number) => {
-    const v = g.graph.view(i0, i1)
+  const time = async (g: Graph, i0: number, i1: number) => {
+    const v = g.view(i0, i1)
     const t0 = performance.now()
     await backend.compute(v)
     return performance.now() - t0
   }
-  // What one compute call costs with nothing to do (a view node), to subtract.
-  const idleMs: number[] = []
-  for (let i = 0; i < 30; i++) idleMs.push(await time(idle, idle + 1))
-  idleMs.sort((a, b) => a - b)
-  const overhead = idleMs[15]
-  const best = new Array<number>(nodes.length).fill(Infinity)
+  let best: number[] = []
+  let overhead = 0
+  let whole = Infinity
+  let ops: string[] = []
   for (let pass = 0; pass < 3; pass++) {
-    for (let i = 0; i < nodes.length; i++) {
-      if (viewOps.has(nodes[i].op)) continue
-      best[i] = Math.min(best[i], Math.max(0, (await time(i, i + 1)) - overhead))
+    const g = ctx.prepare(tokens, 1)
+    const nodes = g.graph.nodes()
+    if (pass === 0) {
+      ops = nodes.map((t) => (viewOps.has(t.op) ? '' : t.opDesc))
+      best = new Array<number>(nodes.length).fill(Infinity)
+      // What one compute call costs with nothing to do (a view node).
+      const idle = ops.indexOf('')
+      const idleMs: number[] = []
+      for (let i = 0; i < 31; i++) idleMs.push(await time(g.graph, idle, idle + 1))
+      overhead = idleMs.sort((a, b) => a - b)[15]
     }
+    for (let i = 0; i < nodes.length; i++) {
+      if (ops[i]) best[i] = Math.min(best[i], Math.max(0, (await time(g.graph, i, i + 1)) - overhead))
+    }
+    g.ctx.dispose()
+    const full = ctx.prepare(tokens, 1)
+    whole = Math.min(whole, await time(full.graph, 0, full.graph.nNodes))
+    full.ctx.dispose()
   }
-  const whole: number[] = []
-  for (let i = 0; i < 3; i++) whole.push(await time(0, nodes.length))
   const byOp = new Map<string, { ms: number; count: number }>()
-  nodes.forEach((t, i) => {
-    if (!Number.isFinite(best[i])) return
-    const e = byOp.get(t.opDesc) ?? { ms: 0, count: 0 }
+  ops.forEach((op, i) => {
+    if (!op) return
+    const e = byOp.get(op) ?? { ms: 0, count: 0 }
     e.ms += best[i]
     e.count++
-    byOp.set(t.opDesc, e)
+    byOp.set(op, e)
   })
   const total = [...byOp.values()].reduce((a, b) => a + b.ms, 0)
-  console.log(`\nper-op time, ${what} graph (${n} token${n > 1 ? 's' : ''}, ${nodes.length} nodes; call overhead ${overhead.toFixed(3)} ms subtracted):`)
+  console.log(`\nper-op time, ${what} graph (${n} token${n > 1 ? 's' : ''}, ${ops.length} nodes; call overhead ${overhead.toFixed(3)} ms subtracted):`)
   console.log(`| ${'op'.padEnd(16)} | ${'nodes'.padStart(5)} | ${'ms'.padStart(9)} | ${'share'.padStart(6)} |`)
   console.log(`| ${'-'.repeat(16)} | ${'-'.repeat(4)}: | ${'-'.repeat(8)}: | ${'-'.repeat(5)}: |`)
   for (const [op, e] of [...byOp].sort((a, b) => b[1].ms - a[1].ms)) {
     console.log(`| ${op.padEnd(16)} | ${String(e.count).padStart(5)} | ${e.ms.toFixed(3).padStart(9)} | ${((100 * e.ms) / total).toFixed(1).padStart(5)}% |`)
   }
-  console.log(`sum of ops ${total.toFixed(2)} ms; the whole graph in one compute: ${Math.min(...whole).toFixed(2)} ms`)
-  g.ctx.dispose()
+  console.log(`sum of ops ${total.toFixed(2)} ms; the whole graph in one compute: ${whole.toFixed(2)} ms`)
   ctx.dispose()
 }
 

@@ -15,6 +15,7 @@ function perf(label: string, ms: number, n: number, unit: string): string {
 }
 
 async function generate(f: Flags): Promise<void> {
+  const baseline = peakRss()
   const t0 = performance.now()
   let shown = -1
   const model = await Llama.load(f.model, {
@@ -23,7 +24,8 @@ async function generate(f: Flags): Promise<void> {
     mmap: f.mmap,
     onProgress: (x) => {
       const pct = Math.floor(x * 100)
-      if (pct >= shown + 10 || pct === 100) process.stderr.write(pct === 100 ? '100%\n' : `${pct}% `)
+      if (pct === shown || (pct < shown + 10 && pct < 100)) return
+      process.stderr.write(pct === 100 ? '100%\n' : `${pct}% `)
       shown = pct
     },
   })
@@ -57,8 +59,9 @@ async function generate(f: Flags): Promise<void> {
   const peak = peakRss()
   const budget = model.fileSize + ctx.kv.bytes
   console.error(
-    `memory: peak RSS ${mib(peak)}; file ${mib(model.fileSize)} + KV cache ${mib(ctx.kv.bytes)} = ${mib(budget)} ` +
-      `(ratio ${(peak / budget).toFixed(3)}); compute buffer ${mib(ctx.computeBufferSize)}`,
+    `memory: peak RSS ${mib(peak)} (${mib(baseline)} before loading); file ${mib(model.fileSize)} + KV cache ` +
+      `${mib(ctx.kv.bytes)} = ${mib(budget)}; peak / that = ${(peak / budget).toFixed(3)}, ` +
+      `(peak - before) / that = ${((peak - baseline) / budget).toFixed(3)}; compute buffer ${mib(ctx.computeBufferSize)} reserved`,
   )
   ctx.dispose()
   model.dispose()

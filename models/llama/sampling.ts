@@ -114,10 +114,9 @@ export class Sampler {
   /** Pick the next token from one row of logits and remember it (llama_sampler_sample). */
   sample(logits: Float32Array): number {
     const o = this.options
-    let c: Candidate[] = Array.from(logits, (logit, id) => ({ id, logit, p: 0 }))
     const sorted = { v: false }
-    this.penalize(c)
-    c = topK(c, o.topK, sorted)
+    // Candidates are made only for the tokens top-k keeps (all of them when it is off).
+    let c = topK(this.penalize(logits), o.topK, sorted)
     if (o.topP < 1) {
       softmax(c, sorted)
       let cum = 0
@@ -169,40 +168,39 @@ export class Sampler {
     return c.length - 1
   }
 
-  /** llama_sampler_penalties_apply. */
-  private penalize(c: Candidate[]): void {
+  /** llama_sampler_penalties_apply, on a copy of the logits when it changes any. */
+  private penalize(logits: Float32Array): Float32Array {
     const o = this.options
-    if (o.repeatLastN === 0 || (o.repeatPenalty === 1 && o.frequencyPenalty === 0 && o.presencePenalty === 0)) return
-    const nl = !o.penalizeNewline && this.linefeed >= 0 ? c[this.linefeed]?.logit : undefined
+    if (o.repeatLastN === 0 || (o.repeatPenalty === 1 && o.frequencyPenalty === 0 && o.presencePenalty === 0)) return logits
+    const out = Float32Array.from(logits)
     const count = new Map<number, number>()
     for (const t of this.prev.slice(-o.repeatLastN)) count.set(t, (count.get(t) ?? 0) + 1)
     for (const [id, n] of count) {
-      const x = c[id]
-      if (!x) continue
-      x.logit = x.logit <= 0 ? f32(x.logit * o.repeatPenalty) : f32(x.logit / o.repeatPenalty)
-      x.logit = f32(x.logit - f32(n * o.frequencyPenalty + (n > 0 ? o.presencePenalty : 0)))
+      if (id < 0 || id >= out.length) continue
+      if (!o.penalizeNewline && id === this.linefeed) continue
+      const x = out[id] <= 0 ? f32(out[id] * o.repeatPenalty) : f32(out[id] / o.repeatPenalty)
+      out[id] = f32(x - f32(n * o.frequencyPenalty + (n > 0 ? o.presencePenalty : 0)))
     }
-    if (nl !== undefined) c[this.linefeed].logit = nl
+    return out
   }
 }
 
-/** llama_sampler_top_k_impl: the k largest logits, sorted. */
-function topK(c: Candidate[], k: number, sorted: { v: boolean }): Candidate[] {
-  if (k <= 0 || k >= c.length) {
-    if (!sorted.v) c.sort((a, b) => b.logit - a.logit)
-    sorted.v = true
-    return c
+/** llama_sampler_top_k_impl: the k largest logits as candidates, sorted. */
+function topK(logits: Float32Array, k: number, sorted: { v: boolean }): Candidate[] {
+  sorted.v = true
+  if (k <= 0 || k >= logits.length) {
+    return Array.from(logits, (logit, id) => ({ id, logit, p: 0 })).sort((a, b) => b.logit - a.logit)
   }
   // Keep the k best in a small sorted array: O(n k) worst case, fast for llama.cpp's k = 40.
   const best: Candidate[] = []
-  for (const x of c) {
-    if (best.length === k && x.logit <= best[k - 1].logit) continue
+  for (let id = 0; id < logits.length; id++) {
+    const logit = logits[id]
+    if (best.length === k && logit <= best[k - 1].logit) continue
     let i = best.length
-    while (i > 0 && best[i - 1].logit < x.logit) i--
-    best.splice(i, 0, x)
+    while (i > 0 && best[i - 1].logit < logit) i--
+    best.splice(i, 0, { id, logit, p: 0 })
     if (best.length > k) best.pop()
   }
-  sorted.v = true
   return best
 }
 

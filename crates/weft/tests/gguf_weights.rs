@@ -108,7 +108,7 @@ fn weights_refuse_missing_and_mismatched_tensors() {
     assert!(e.message.contains("no tensor named 'missing'"), "{}", e.message);
     let t = ctx.new_tensor_1d(Type::F16, 64).unwrap();
     t.set_name("b");
-    let e = load_weights(&file, &[t.clone()], &cpu, LoadOptions::default(), &mut |_, _| {}).err().unwrap();
+    let e = load_weights(&file, std::slice::from_ref(&t), &cpu, LoadOptions::default(), &mut |_, _| {}).err().unwrap();
     assert!(e.message.contains("'b'"), "{}", e.message);
     assert!(!t.is_allocated());
     // A tensor bound elsewhere keeps its buffer.
@@ -116,7 +116,7 @@ fn weights_refuse_missing_and_mismatched_tensors() {
     let own = hctx.new_tensor_1d(Type::F32, 64).unwrap();
     own.set_name("b");
     tensor_set(&own, &[0u8; 256], 0).unwrap();
-    let r = load_weights(&file, &[own.clone()], &cpu, LoadOptions::default(), &mut |_, _| {}).unwrap();
+    let r = load_weights(&file, std::slice::from_ref(&own), &cpu, LoadOptions::default(), &mut |_, _| {}).unwrap();
     assert!(r.buffers.is_empty());
     std::fs::remove_file(path).unwrap();
 }

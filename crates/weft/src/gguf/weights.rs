@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 
+use super::load::matching_info;
 use super::{GgufFile, TensorInfo};
 use crate::alloc::alloc_tensors;
 use crate::backend::cpu::{CpuBuffer, CpuMappedBufferType, CPU_TENSOR_ALIGNMENT};
 use crate::backend::{Backend, Buffer, BufferUsage, BusyGuard};
 use crate::tensor::Tensor;
-use crate::{ensure, Error, Result};
+use crate::{Error, Result};
 
 /// How [`load_weights`] loads.
 #[derive(Clone, Copy, Debug)]
@@ -58,8 +59,8 @@ pub fn load_weights(
     let mappable = options.mmap
         && file.file().is_some()
         && backend.supports_buft(CpuMappedBufferType::get().as_ref())
-        && file.data_offset() % CPU_TENSOR_ALIGNMENT == 0
-        && list.iter().all(|(_, i)| i.offset % CPU_TENSOR_ALIGNMENT as u64 == 0);
+        && file.data_offset().is_multiple_of(CPU_TENSOR_ALIGNMENT)
+        && list.iter().all(|(_, i)| i.offset.is_multiple_of(CPU_TENSOR_ALIGNMENT as u64));
     let loaded = if mappable && total > 0 {
         let buffer = map_tensors(file, &list)?;
         if options.prefetch {
@@ -77,22 +78,6 @@ pub fn load_weights(
     loaded.buffers.iter().for_each(|b| b.set_usage(BufferUsage::Weights));
     progress(total, total);
     Ok(loaded)
-}
-
-fn matching_info<'f>(file: &'f GgufFile, t: &Tensor) -> Result<&'f TensorInfo> {
-    let name = t.name();
-    let info =
-        file.tensor(&name).ok_or_else(|| Error::invalid(format!("gguf: the file has no tensor named '{name}'")))?;
-    ensure!(
-        info.ty == t.ty() && info.ne == t.ne(),
-        "gguf: tensor '{name}' is {} {:?} in the file but {} {:?} here",
-        info.ty,
-        info.ne,
-        t.ty(),
-        t.ne()
-    );
-    ensure!(t.is_contiguous(), "gguf: tensor '{name}' must be contiguous to load");
-    Ok(info)
 }
 
 /// One CPU_Mapped buffer over the file's data section with each tensor bound at its place

@@ -1,5 +1,6 @@
-//! Host memory buffers: an aligned, zero-initialized allocation each, or a private map of a
-//! file's bytes (ggml_backend_cpu_buffer_from_ptr over llama.cpp's model map).
+//! Host memory buffers: zero-initialized memory (an aligned heap allocation, or an anonymous
+//! map for large ones), or a private map of a file's bytes (ggml_backend_cpu_buffer_from_ptr
+//! over llama.cpp's model map).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
@@ -16,6 +17,10 @@ use crate::{Error, ErrorKind, Result};
 pub const CPU_TENSOR_ALIGNMENT: usize = 32;
 /// Allocations start at a cache line, so SIMD loads of aligned tensors never split one.
 const BASE_ALIGN: usize = 64;
+/// From this size on, buffers are anonymous maps: zero pages the kernel commits only when
+/// touched, so a graph allocator's worst-case reservation costs memory only for what the
+/// graphs use (an aligned zeroed heap allocation is written through, committing it all).
+const ANON_MAP_MIN: usize = 1 << 20;
 
 /// The type of ordinary CPU buffers ("CPU").
 pub struct CpuBufferType;
@@ -67,11 +72,12 @@ macro_rules! cpu_buffer_type {
 cpu_buffer_type!(CpuBufferType, "CPU");
 cpu_buffer_type!(CpuMappedBufferType, "CPU_Mapped");
 
-/// Who owns a CPU buffer's memory, so release frees it the right way.
+/// Who owns a CPU buffer's memory, so release frees it the right way. The maps are held
+/// only so that dropping them unmaps the memory.
 enum Backing {
     Heap(Layout),
-    /// Held only so that dropping it unmaps the file.
-    Map(#[allow(dead_code)] MmapMut),
+    Anon(#[allow(dead_code)] MmapMut),
+    File(#[allow(dead_code)] MmapMut),
 }
 
 pub struct CpuBuffer {
@@ -89,6 +95,12 @@ unsafe impl Sync for CpuBuffer {}
 
 impl CpuBuffer {
     pub fn new(size: usize) -> Result<CpuBuffer> {
+        if size >= ANON_MAP_MIN {
+            if let Ok(mut map) = MmapOptions::new().len(size).map_anon() {
+                // Page-aligned, zero-filled.
+                return Ok(CpuBuffer::with_backing(map.as_mut_ptr(), size, Backing::Anon(map)));
+            }
+        }
         let layout = Layout::from_size_align(size.max(1), BASE_ALIGN)
             .map_err(|_| Error::oom(format!("CPU: cannot allocate a buffer of {size} bytes")))?;
         // SAFETY: layout has a nonzero size.
@@ -121,12 +133,12 @@ impl CpuBuffer {
         let mut map = unsafe { MmapOptions::new().offset(offset).len(len).map_copy(file) }
             .map_err(|e| Error::new(ErrorKind::Io, format!("CPU_Mapped: cannot map {len} bytes at {offset}: {e}")))?;
         let ptr = map.as_mut_ptr();
-        if ptr as usize % CPU_TENSOR_ALIGNMENT != 0 {
+        if !(ptr as usize).is_multiple_of(CPU_TENSOR_ALIGNMENT) {
             return Err(Error::invalid(format!(
                 "CPU_Mapped: offset {offset} gives a start not aligned to {CPU_TENSOR_ALIGNMENT} bytes"
             )));
         }
-        Ok(CpuBuffer::with_backing(ptr, len, Backing::Map(map)))
+        Ok(CpuBuffer::with_backing(ptr, len, Backing::File(map)))
     }
 
     fn with_backing(ptr: *mut u8, size: usize, backing: Backing) -> CpuBuffer {
@@ -135,7 +147,7 @@ impl CpuBuffer {
 
     /// Whether this buffer maps a file.
     pub fn is_mapped(&self) -> bool {
-        matches!(*self.backing.lock().unwrap_or_else(|e| e.into_inner()), Some(Backing::Map(_)))
+        matches!(*self.backing.lock().unwrap_or_else(|e| e.into_inner()), Some(Backing::File(_)))
     }
 
     /// The live base pointer, or an error once released.
@@ -262,6 +274,22 @@ mod tests {
         assert!(b.is_released() && b.host_ptr().is_none());
         assert!(b.read(0, &mut out).is_err());
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn large_buffers_are_zeroed_anonymous_maps() {
+        let b = CpuBuffer::new(ANON_MAP_MIN + 3).unwrap();
+        assert!(!b.is_mapped());
+        assert_eq!(b.name(), "CPU");
+        let mut out = [9u8; 3];
+        b.read(ANON_MAP_MIN, &mut out).unwrap();
+        assert_eq!(out, [0, 0, 0]);
+        b.write(ANON_MAP_MIN, &[1, 2, 3]).unwrap();
+        b.read(ANON_MAP_MIN, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3]);
+        assert!((b.host_ptr().unwrap() as usize).is_multiple_of(BASE_ALIGN));
+        b.release().unwrap();
+        assert!(b.is_released());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 // Writes a llama-architecture GGUF with random weights from a fixed seed and the llama-spm
 // vocabulary (llama.cpp's models/ggml-vocab-llama-spm.gguf, in ../shared/vocab beside the
-// checkout): test data the repo makes itself instead of committing binaries.
+// checkout; --qwen2 writes a qwen2 model with the gpt-2 vocabulary): test data the repo makes
+// itself instead of committing binaries.
 //
 //   node --import tsx scripts/make-llama-gguf.ts --out /tmp/tiny-q4_0.gguf --type q4_0
 //   node --import tsx scripts/make-llama-gguf.ts --out /tmp/big-q4_0.gguf --type q4_0 --preset bench
@@ -57,15 +58,16 @@ export interface MakeOptions {
   shape?: LlamaShape
   /** Leave out output.weight: the LM head is the token embedding (as SmolLM files do). */
   tied?: boolean
+  /** 'qwen2': q/k/v biases, GPT-NeoX rope, GPT-2's BPE vocabulary. Default 'llama'. */
+  arch?: 'llama' | 'qwen2'
   /** The vocabulary GGUF to copy the tokenizer from. */
   vocabPath?: string
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-export const DEFAULT_VOCAB = join(
-  process.env.WEFT_VOCAB_DIR ?? join(root, '..', 'shared', 'vocab'),
-  'ggml-vocab-llama-spm.gguf',
-)
+const vocabDir = process.env.WEFT_VOCAB_DIR ?? join(root, '..', 'shared', 'vocab')
+export const DEFAULT_VOCAB = join(vocabDir, 'ggml-vocab-llama-spm.gguf')
+export const BPE_VOCAB = join(vocabDir, 'ggml-vocab-gpt-2.gguf')
 
 /** Uniform values in [-scale, scale), deterministic per seed (the tests' xorshift stream). */
 function uniform(n: number, seed: number, scale: number): Float32Array {
@@ -81,31 +83,34 @@ const FTYPE: Partial<Record<Weft.GgmlType, number>> = { f32: 0, f16: 1, q4_0: 2,
 export function makeLlamaGguf(path: string, options: MakeOptions): void {
   const sh = options.shape ?? TINY
   const seed = options.seed ?? 1234
-  const vocab = weft.Gguf.open(options.vocabPath ?? DEFAULT_VOCAB)
+  const arch = options.arch ?? 'llama'
+  const vocab = weft.Gguf.open(options.vocabPath ?? (arch === 'qwen2' ? BPE_VOCAB : DEFAULT_VOCAB))
   const tokens = vocab.get('tokenizer.ggml.tokens') as string[]
   const nVocab = tokens.length
   const w = new weft.GgufWriter()
-  w.set('general.architecture', 'llama')
+  const k = (key: string) => `${arch}.${key}`
+  w.set('general.architecture', arch)
   w.set('general.name', `weft-random-${options.type}`)
   w.set('general.file_type', FTYPE[options.type] ?? 0, 'u32')
-  w.set('llama.context_length', sh.nCtxTrain, 'u32')
-  w.set('llama.embedding_length', sh.nEmbd, 'u32')
-  w.set('llama.block_count', sh.nLayer, 'u32')
-  w.set('llama.feed_forward_length', sh.nFf, 'u32')
-  w.set('llama.attention.head_count', sh.nHead, 'u32')
-  w.set('llama.attention.head_count_kv', sh.nHeadKv, 'u32')
-  w.set('llama.rope.dimension_count', sh.nEmbd / sh.nHead, 'u32')
-  w.set('llama.rope.freq_base', sh.ropeFreqBase, 'f32')
-  w.set('llama.attention.layer_norm_rms_epsilon', sh.rmsEps, 'f32')
-  w.set('llama.vocab_size', nVocab, 'u32')
-  w.set('tokenizer.ggml.model', 'llama')
-  w.set('tokenizer.ggml.tokens', tokens, 'arr', 'str')
-  w.set('tokenizer.ggml.scores', vocab.get('tokenizer.ggml.scores') as number[], 'arr', 'f32')
-  w.set('tokenizer.ggml.token_type', vocab.get('tokenizer.ggml.token_type') as number[], 'arr', 'i32')
-  for (const k of ['bos_token_id', 'eos_token_id', 'unknown_token_id']) {
-    w.set(`tokenizer.ggml.${k}`, vocab.get(`tokenizer.ggml.${k}`) as number, 'u32')
+  w.set(k('context_length'), sh.nCtxTrain, 'u32')
+  w.set(k('embedding_length'), sh.nEmbd, 'u32')
+  w.set(k('block_count'), sh.nLayer, 'u32')
+  w.set(k('feed_forward_length'), sh.nFf, 'u32')
+  w.set(k('attention.head_count'), sh.nHead, 'u32')
+  w.set(k('attention.head_count_kv'), sh.nHeadKv, 'u32')
+  w.set(k('rope.dimension_count'), sh.nEmbd / sh.nHead, 'u32')
+  w.set(k('rope.freq_base'), sh.ropeFreqBase, 'f32')
+  w.set(k('attention.layer_norm_rms_epsilon'), sh.rmsEps, 'f32')
+  w.set(k('vocab_size'), nVocab, 'u32')
+  // The tokenizer, copied key by key with each value's own GGUF type.
+  for (const key of vocab.keys().filter((x) => x.startsWith('tokenizer.'))) {
+    const type = vocab.getType(key) as string
+    const value = vocab.get(key) as number
+    const m = /^arr\[(\w+)\]$/.exec(type)
+    if (m) w.set(key, value, 'arr', m[1] as Weft.GgufValueType)
+    else w.set(key, value, type as Weft.GgufValueType)
   }
-  w.set('tokenizer.ggml.add_bos_token', true)
+  if (arch === 'qwen2') w.set('tokenizer.ggml.pre', 'qwen2')
   vocab.dispose()
 
   let n = 0
@@ -129,6 +134,11 @@ export function makeLlamaGguf(path: string, options: MakeOptions): void {
     tensor(b('attn_q.weight'), [nEmbd, nEmbd], fan(nEmbd) * 2)
     tensor(b('attn_k.weight'), [nEmbd, headDim * sh.nHeadKv], fan(nEmbd) * 2)
     tensor(b('attn_v.weight'), [nEmbd, headDim * sh.nHeadKv], fan(nEmbd))
+    if (arch === 'qwen2') {
+      tensor(b('attn_q.bias'), [nEmbd], 0.5)
+      tensor(b('attn_k.bias'), [headDim * sh.nHeadKv], 0.5)
+      tensor(b('attn_v.bias'), [headDim * sh.nHeadKv], 0.5)
+    }
     tensor(b('attn_output.weight'), [nEmbd, nEmbd], fan(nEmbd))
     tensor(b('ffn_norm.weight'), [nEmbd], 0.2, 1)
     tensor(b('ffn_gate.weight'), [nEmbd, nFf], fan(nEmbd))
@@ -149,7 +159,7 @@ function main(): void {
   }
   const out = opt('--out')
   if (!out) {
-    console.error('usage: make-llama-gguf.ts --out FILE [--type f32|f16|q8_0|q4_0|...] [--preset tiny|bench] [--seed N] [--tied] [--vocab FILE]')
+    console.error('usage: make-llama-gguf.ts --out FILE [--type f32|f16|q8_0|q4_0|...] [--preset tiny|bench] [--seed N] [--tied] [--qwen2] [--vocab FILE]')
     process.exit(2)
   }
   const preset = opt('--preset') ?? 'tiny'
@@ -160,6 +170,7 @@ function main(): void {
     seed: Number(opt('--seed') ?? 1234),
     shape,
     tied: args.includes('--tied'),
+    arch: args.includes('--qwen2') ? 'qwen2' : 'llama',
     vocabPath: opt('--vocab'),
   })
   console.log(`wrote ${out}`)

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { weft } from '../helpers.ts'
 import { Llama, argmax, type LlamaContext } from '../../models/llama/index.ts'
-import { DEFAULT_VOCAB, makeLlamaGguf } from '../../scripts/make-llama-gguf.ts'
+import { BPE_VOCAB, DEFAULT_VOCAB, makeLlamaGguf } from '../../scripts/make-llama-gguf.ts'
 import { loadReference, nmse, referenceLogits, type RefModel } from './reference.ts'
 
 const TYPES = [
@@ -43,9 +43,9 @@ const N_GEN = 16
 const dir = mkdtempSync(join(tmpdir(), 'weft-llama-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
-function modelFile(type: string, tied: boolean): string {
-  const path = join(dir, `tiny-${type}.gguf`)
-  if (!existsSync(path)) makeLlamaGguf(path, { type: type as 'f32', tied, seed: 42 })
+function modelFile(type: string, tied: boolean, arch: 'llama' | 'qwen2' = 'llama'): string {
+  const path = join(dir, `tiny-${arch}-${type}.gguf`)
+  if (!existsSync(path)) makeLlamaGguf(path, { type: type as 'f32', tied, seed: 42, arch })
   return path
 }
 
@@ -150,6 +150,25 @@ for (const { tied, ...bounds } of TYPES) {
   }
 }
 
+// qwen2: build_llama's graph with q/k/v biases and GPT-NeoX rope, tokenized by byte-level BPE.
+for (const { tied, ...bounds } of [TYPES[0], TYPES[3]]) {
+  test(`CPU qwen2 ${bounds.type}: logits match the reference, greedy tokens too`, async (t) => {
+    if (!existsSync(BPE_VOCAB)) return t.skip(`no gpt-2 vocab at ${BPE_VOCAB} (set WEFT_VOCAB_DIR)`)
+    const path = modelFile(bounds.type, tied, 'qwen2')
+    const model = await Llama.load(path)
+    try {
+      assert.equal(model.hp.arch, 'qwen2')
+      assert.equal(model.vocab.type, 'bpe')
+      assert.equal(model.hp.rope.mode, 2)
+      const ctx = model.createContext({ nCtx: 64, nBatch: 4 })
+      check(t, `qwen2 ${bounds.type}`, await runGreedy(model, ctx), reference(path), bounds, false)
+      ctx.dispose()
+    } finally {
+      model.dispose()
+    }
+  })
+}
+
 test('CPU: a batch split in micro-batches, one big batch and token-by-token steps agree', async (t) => {
   if (!existsSync(DEFAULT_VOCAB)) return t.skip('no vocab')
   const model = await Llama.load(modelFile('f32', false), { backend: 'CPU' })
@@ -169,6 +188,11 @@ test('CPU: a batch split in micro-batches, one big batch and token-by-token step
   assert.equal(steps.nPast, 0)
   assert.ok(nmse(await steps.decode(tokens), a) < 1e-8, 'after clear the cache starts over')
   await assert.rejects(steps.decode(new Array(64).fill(1)), /do not fit/)
+  // One decode at a time per context.
+  const first = steps.decode([1])
+  await assert.rejects(steps.decode([2]), /decoding already/)
+  assert.throws(() => steps.dispose(), /decode is running/)
+  await first
   await assert.rejects(steps.decode([model.hp.nVocab]), /not in 0\.\./)
   for (const c of [big, small, steps]) c.dispose()
   model.dispose()

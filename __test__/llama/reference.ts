@@ -120,6 +120,9 @@ interface Mat {
 
 interface Layer {
   attnNorm: Float64Array
+  bq?: Float64Array
+  bk?: Float64Array
+  bv?: Float64Array
   wq: Mat
   wk: Mat
   wv: Mat
@@ -131,6 +134,8 @@ interface Layer {
 }
 
 export interface RefModel {
+  /** qwen2 rotates GPT-NeoX style (dims i and i + headDim/2); llama adjacent pairs. */
+  neox: boolean
   nEmbd: number
   nHead: number
   nHeadKv: number
@@ -155,7 +160,9 @@ export function loadReference(g: Gguf): RefModel {
     if (!i) throw new Error(`reference: no ${name}`)
     return { cols: i.ne[0], rows: i.ne[1], w: dequantize(i.type, g.tensorData(name), i.ne[0] * i.ne[1]) }
   }
-  const u = (k: string) => Number(g.get(`llama.${k}`))
+  const arch = String(g.get('general.architecture'))
+  const u = (k: string) => Number(g.get(`${arch}.${k}`))
+  const opt = (name: string) => (info.has(name) ? vec(name) : undefined)
   const nEmbd = u('embedding_length')
   const nHead = u('attention.head_count')
   const layers: Layer[] = []
@@ -163,6 +170,9 @@ export function loadReference(g: Gguf): RefModel {
     const b = (s: string) => `blk.${l}.${s}`
     layers.push({
       attnNorm: vec(b('attn_norm.weight')),
+      bq: opt(b('attn_q.bias')),
+      bk: opt(b('attn_k.bias')),
+      bv: opt(b('attn_v.bias')),
       wq: mat(b('attn_q.weight')),
       wk: mat(b('attn_k.weight')),
       wv: mat(b('attn_v.weight')),
@@ -175,12 +185,13 @@ export function loadReference(g: Gguf): RefModel {
   }
   const embd = mat('token_embd.weight')
   return {
+    neox: arch === 'qwen2',
     nEmbd,
     nHead,
     nHeadKv: u('attention.head_count_kv'),
     headDim: nEmbd / nHead,
     eps: u('attention.layer_norm_rms_epsilon'),
-    freqBase: Number(g.get('llama.rope.freq_base') ?? 10000),
+    freqBase: Number(g.get(`${arch}.rope.freq_base`) ?? 10000),
     embd,
     layers,
     outNorm: vec('output_norm.weight'),
@@ -214,16 +225,21 @@ function rmsNorm(x: Float64Array, w: Float64Array, eps: number): Float64Array {
   return x.map((v, i) => v * k * w[i])
 }
 
-/** Rotate adjacent pairs of each head by pos * base^(-2i/headDim) (llama's rope). */
-function rope(x: Float64Array, heads: number, headDim: number, pos: number, base: number): void {
+/**
+ * Rotate each head's pairs by pos * base^(-2i/headDim): adjacent pairs (2i, 2i+1) for llama,
+ * (i, i + headDim/2) for GPT-NeoX style (qwen2).
+ */
+function rope(x: Float64Array, heads: number, headDim: number, pos: number, base: number, neox: boolean): void {
   for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < headDim; i += 2) {
-      const theta = pos * base ** (-i / headDim)
+    for (let i = 0; i < headDim / 2; i++) {
+      const theta = pos * base ** ((-2 * i) / headDim)
       const [c, s] = [Math.cos(theta), Math.sin(theta)]
-      const a = x[h * headDim + i]
-      const b = x[h * headDim + i + 1]
-      x[h * headDim + i] = a * c - b * s
-      x[h * headDim + i + 1] = a * s + b * c
+      const i0 = h * headDim + (neox ? i : 2 * i)
+      const i1 = i0 + (neox ? headDim / 2 : 1)
+      const a = x[i0]
+      const b = x[i1]
+      x[i0] = a * c - b * s
+      x[i1] = a * s + b * c
     }
   }
 }
@@ -287,11 +303,12 @@ export function referenceLogits(
     let x = m.embd.w.slice(tok * nEmbd, (tok + 1) * nEmbd)
     m.layers.forEach((L, l) => {
       const h = rmsNorm(x, L.attnNorm, m.eps)
-      const q = matvec(L.wq, h, emu)
-      const k = matvec(L.wk, h, emu)
-      const v = matvec(L.wv, h, emu)
-      rope(q, nHead, headDim, pos, m.freqBase)
-      rope(k, nHeadKv, headDim, pos, m.freqBase)
+      const bias = (y: Float64Array, b?: Float64Array) => (b ? y.map((v, i) => v + b[i]) : y)
+      const q = bias(matvec(L.wq, h, emu), L.bq)
+      const k = bias(matvec(L.wk, h, emu), L.bk)
+      const v = bias(matvec(L.wv, h, emu), L.bv)
+      rope(q, nHead, headDim, pos, m.freqBase, m.neox)
+      rope(k, nHeadKv, headDim, pos, m.freqBase, m.neox)
       keys[l].push(cache(k))
       values[l].push(cache(v))
       const att = new Float64Array(nEmbd)

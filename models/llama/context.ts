@@ -54,6 +54,7 @@ export class LlamaContext {
   readonly timings: Timings = { promptMs: 0, promptTokens: 0, evalMs: 0, evalTokens: 0 }
   private readonly allocator
   private disposed = false
+  private decoding = false
 
   constructor(
     private readonly model: ModelParts,
@@ -104,6 +105,16 @@ export class LlamaContext {
    */
   async decode(tokens: number[], options: DecodeOptions = {}): Promise<Float32Array> {
     if (this.disposed) throw new Error('context: disposed')
+    if (this.decoding) throw new Error('decode: this context is decoding already; await that first')
+    this.decoding = true
+    try {
+      return await this.decodeAll(tokens, options)
+    } finally {
+      this.decoding = false
+    }
+  }
+
+  private async decodeAll(tokens: number[], options: DecodeOptions): Promise<Float32Array> {
     const n = tokens.length
     if (n === 0) throw new Error('decode: no tokens')
     if (this.kv.used + n > this.kv.size) throw new Error(`decode: ${this.kv.used} + ${n} tokens do not fit the context of ${this.kv.size}`)
@@ -167,8 +178,10 @@ export class LlamaContext {
     }
   }
 
+  /** Free the cache and the compute buffer (throws while a decode runs). */
   dispose(): void {
     if (this.disposed) return
+    if (this.decoding) throw new Error('context: a decode is running; await it before dispose')
     this.disposed = true
     this.allocator.dispose()
     this.kv.dispose()

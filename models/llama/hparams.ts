@@ -81,8 +81,13 @@ export function readHParams(g: Gguf): HParams {
   }
   const arch: Arch = archValue
   const k = (s: string) => `${arch}.${s}`
-  const tokens = g.get('tokenizer.ggml.tokens')
-  const nVocab = num(g, k('vocab_size'), Array.isArray(tokens) ? tokens.length : undefined)
+  // llama.cpp: <arch>.vocab_size, else the length of the token list (read only if needed:
+  // converting a large vocabulary to JS strings is not free).
+  let nVocab = num(g, k('vocab_size'), 0)
+  if (nVocab === 0) {
+    const tokens = g.get('tokenizer.ggml.tokens')
+    nVocab = Array.isArray(tokens) ? tokens.length : 0
+  }
   const nLayer = positiveInt(k('block_count'), num(g, k('block_count')))
   const nEmbd = positiveInt(k('embedding_length'), num(g, k('embedding_length')))
   const nHead = positiveInt(k('attention.head_count'), perLayer(g, k('attention.head_count'), nLayer))

@@ -448,9 +448,22 @@ export declare class Gguf {
   createTensors(ctx: Context): Array<Tensor>
   /** Copy the file's data into these tensors (matched by name; any backend's buffers). */
   loadTensors(tensors: Array<Tensor>): void
-  /** Unmap the file now. */
+  /** Unmap the file now (weights mapped by loadWeights keep their own mapping). */
   dispose(): void
   [globalThis.Symbol.dispose](): void
+  /** Gguf.open off the event loop: parsing a large vocabulary takes a while. */
+  static openAsync(path: string): Promise<Gguf>
+  /**
+   * Load the data of every unallocated tensor of `ctx` (createTensors made them; matched
+   * by name) into `backend`, off the event loop (llama.cpp's load_all_data). On a host
+   * backend with `mmap` the tensors are bound in place in a private (copy-on-write) map
+   * of the file: no copy is made and the file is never written. Otherwise they are
+   * allocated on the backend and uploaded. `onProgress(done, total)` reports bytes, the last
+   * before the Promise settles (a throw in it is dropped: the load goes on). Resolves to the weights'
+   * buffer (named 'CPU_Mapped' when mapped), or null when there was nothing to load. The
+   * tensors cannot be read or written until it settles. Every failure rejects.
+   */
+  loadWeights(ctx: Context, backend: Backend, options?: LoadWeightsOptions | undefined | null, onProgress?: ((done: number, total: number) => void) | undefined | null): Promise<BackendBuffer | null>
 }
 
 export declare class GgufWriter {
@@ -898,6 +911,17 @@ export interface Im2colOptions {
   is2D: boolean
   /** Output type, 'f32' or 'f16'. Default 'f32'. */
   dstType?: GgmlType
+}
+
+/** Options of Gguf.loadWeights. */
+export interface LoadWeightsOptions {
+  /**
+   * Where the backend computes on host memory (CPU), bind the tensors in place in a
+   * private map of the file instead of copying them (llama.cpp's use_mmap). Default true.
+   */
+  mmap?: boolean
+  /** With mmap, read every page in during the load rather than on first use. Default true. */
+  prefetch?: boolean
 }
 
 export interface NodeComparison {

@@ -1,6 +1,8 @@
 //! JS classes Gguf (a GGUF file opened for reading, memory-mapped) and GgufWriter. How
 //! metadata values map to and from JS: gguf_values.rs.
 
+use std::sync::Arc;
+
 use napi::bindgen_prelude::{Uint8Array, Unknown};
 use napi::Env;
 use weft::gguf::{GgufFile, ValueType};
@@ -94,7 +96,8 @@ pub struct GgufTensorInfo {
 
 #[napi(custom_finalize)]
 pub struct Gguf {
-    inner: Option<GgufFile>,
+    /// Shared with work that runs off the JS thread (gguf_load.rs).
+    inner: Option<Arc<GgufFile>>,
     /// A copy made by fromBytes, reported to V8 (an opened file is mapped: the OS pages it).
     external: External,
 }
@@ -102,7 +105,11 @@ pub struct Gguf {
 crate::memory::release_external_on_finalize!(Gguf);
 
 impl Gguf {
-    fn get_file(&self) -> Result<&GgufFile> {
+    pub(crate) fn from_file(f: GgufFile) -> Gguf {
+        Gguf { inner: Some(Arc::new(f)), external: External::default() }
+    }
+
+    pub(crate) fn get_file(&self) -> Result<&Arc<GgufFile>> {
         self.inner.as_ref().ok_or_else(|| disposed("Gguf"))
     }
 }
@@ -118,13 +125,15 @@ impl Gguf {
     /// gguf_init_from_file: open and validate a GGUF file (v2 or v3), memory-mapped.
     #[napi(catch_unwind, factory)]
     pub fn open(path: String) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::open(&path).js()?), external: External::default() })
+        Ok(Gguf::from_file(GgufFile::open(&path).js()?))
     }
 
     /// Parse GGUF bytes held in memory.
     #[napi(catch_unwind, factory)]
     pub fn from_bytes(env: &Env, data: Uint8Array) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::from_slice(&data).js()?), external: External::report(env, data.len()) })
+        let mut g = Gguf::from_file(GgufFile::from_slice(&data).js()?);
+        g.external = External::report(env, data.len());
+        Ok(g)
     }
 
     #[napi(catch_unwind, getter)]
@@ -206,7 +215,7 @@ impl Gguf {
     }
 }
 
-disposable!(Gguf, "Unmap the file now.", external);
+disposable!(Gguf, "Unmap the file now (weights mapped by loadWeights keep their own mapping).", external);
 
 #[napi(custom_finalize)]
 pub struct GgufWriter {

@@ -54,6 +54,7 @@ mod enums;
 mod error;
 mod gguf;
 mod gguf_values;
+mod gguf_load;
 mod graph;
 mod inspect;
 mod init;

@@ -31,7 +31,44 @@ pub struct ComputeOptions {
     pub on_progress: Option<()>,
 }
 
-type ProgressFn = ThreadsafeFunction<FnArgs<(u32, u32)>, UnknownReturnValue, FnArgs<(u32, u32)>, Status, false, true>;
+/// A JS progress callback `(done, total) => void` callable from any thread; weak: it does not
+/// keep Node running by itself.
+pub type ProgressFn = ThreadsafeFunction<FnArgs<(f64, f64)>, UnknownReturnValue, FnArgs<(f64, f64)>, Status, false, true>;
+
+/// `f` as a ProgressFn (the caller checked it is a function).
+pub fn progress_fn(f: Unknown) -> Result<ProgressFn> {
+    // SAFETY: the caller checked the type.
+    let f: Function<FnArgs<(f64, f64)>, UnknownReturnValue> = unsafe { f.cast() }.js()?;
+    f.build_threadsafe_function::<FnArgs<(f64, f64)>>().weak::<true>().build().js()
+}
+
+/// Call `callback(done, total)` on the JS thread; `on_throw` gets what it threw. With `wait`
+/// (the last report), return only once JS has run it, and so every report queued before it:
+/// all of them then come before the Promise of the work settles.
+pub fn report(
+    callback: &ProgressFn,
+    done: usize,
+    total: usize,
+    wait: bool,
+    on_throw: impl FnOnce(napi::Error) + Send + 'static,
+) {
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let status = callback.call_with_return_value(
+        FnArgs::from((done as f64, total as f64)),
+        ThreadsafeFunctionCallMode::NonBlocking,
+        move |r, _env| {
+            if let Err(e) = r {
+                on_throw(e);
+            }
+            let _ = done_tx.send(());
+            Ok(())
+        },
+    );
+    if wait && status == Status::Ok {
+        // Err: the callback was dropped unrun (the environment is shutting down)
+        let _ = done_rx.recv();
+    }
+}
 
 /// onProgress, called from the compute's thread through a threadsafe function.
 struct Progress {
@@ -82,8 +119,7 @@ impl ComputeWatch {
             if on_progress.get_type().js()? != ValueType::Function {
                 return Err(invalid("compute: options.onProgress must be a function (nodesDone, nodesTotal) => void"));
             }
-            let f: Function<FnArgs<(u32, u32)>, UnknownReturnValue> = unsafe { on_progress.cast() }.js()?;
-            let callback = f.build_threadsafe_function::<FnArgs<(u32, u32)>>().weak::<true>().build().js()?;
+            let callback = progress_fn(on_progress)?;
             watch.progress = Some(Progress { callback, last_pct: AtomicUsize::new(usize::MAX) });
         }
         if !is_nullish(&signal)? {
@@ -175,27 +211,12 @@ impl ComputeObserver for ComputeWatch {
             return;
         }
         let (stop, thrown) = (self.stop.clone(), self.thrown.clone());
-        // The last report waits until JS has run it (and every report queued before it), so
-        // all of them come before the Promise settles.
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let status = p.callback.call_with_return_value(
-            FnArgs::from((done as u32, total as u32)),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |r, _env| {
-                if let Err(e) = r {
-                    if let Ok(mut t) = thrown.lock() {
-                        t.get_or_insert(e);
-                    }
-                    stop.store(true, Ordering::Release);
-                }
-                let _ = done_tx.send(());
-                Ok(())
-            },
-        );
-        if end && status == Status::Ok {
-            // Err: the callback was dropped unrun (the environment is shutting down)
-            let _ = done_rx.recv();
-        }
+        report(&p.callback, done, total, end, move |e| {
+            if let Ok(mut t) = thrown.lock() {
+                t.get_or_insert(e);
+            }
+            stop.store(true, Ordering::Release);
+        });
     }
 
     fn should_abort(&self) -> bool {

@@ -14,13 +14,19 @@
 use std::fs::File;
 use std::io;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use crate::{Error, Result};
 
-/// A read-only map of a whole file; see the module docs.
+/// The map itself: read-only, or private (copy-on-write: writes stay in this process).
+enum Map {
+    ReadOnly(Mmap),
+    Private(MmapMut),
+}
+
+/// A guarded map of a file (the whole file read-only, or a private range); see the module docs.
 pub struct MappedFile {
-    map: Mmap,
+    map: Map,
     #[cfg(any(target_os = "linux", target_os = "macos"))]
     slot: usize,
 }
@@ -35,17 +41,46 @@ impl MappedFile {
         // SAFETY: the map is read-only and read only through slices of it; a file shrinking
         // under it is what the guard below turns from SIGBUS into an error.
         let Ok(map) = (unsafe { Mmap::map(file) }) else { return Ok(None) };
+        Ok(Self::guarded(Map::ReadOnly(map)))
+    }
+
+    /// Map `len` bytes of `file` from `offset` privately (copy-on-write): the pages are the
+    /// page cache's until written, and writes change this process's copy only. None when
+    /// too many maps are open to guard another one.
+    pub fn map_private(file: &File, offset: u64, len: usize) -> io::Result<Option<MappedFile>> {
+        // SAFETY: a private mapping read and written only through this value's pointer; a
+        // file shrinking under it is what the guard turns from SIGBUS into an error.
+        let map = unsafe { MmapOptions::new().offset(offset).len(len).map_copy(file) }?;
+        Ok(Self::guarded(Map::Private(map)))
+    }
+
+    fn guarded(map: Map) -> Option<MappedFile> {
         #[cfg(any(target_os = "linux", target_os = "macos"))]
         {
-            let Some(slot) = guard::register(map.as_ptr() as usize, map.len()) else { return Ok(None) };
-            Ok(Some(MappedFile { map, slot }))
+            let bytes = match &map {
+                Map::ReadOnly(m) => &m[..],
+                Map::Private(m) => &m[..],
+            };
+            let slot = guard::register(bytes.as_ptr() as usize, bytes.len())?;
+            Some(MappedFile { map, slot })
         }
         #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-        Ok(Some(MappedFile { map }))
+        Some(MappedFile { map })
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        &self.map
+        match &self.map {
+            Map::ReadOnly(m) => m,
+            Map::Private(m) => m,
+        }
+    }
+
+    /// The start of a private map, for writing (None for a read-only one).
+    pub fn as_mut_ptr(&mut self) -> Option<*mut u8> {
+        match &mut self.map {
+            Map::ReadOnly(_) => None,
+            Map::Private(m) => Some(m.as_mut_ptr()),
+        }
     }
 
     /// An error if any read of the map reached pages the file no longer had (those reads

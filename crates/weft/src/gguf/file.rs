@@ -41,6 +41,9 @@ impl Bytes {
 pub struct GgufFile {
     bytes: Bytes,
     parsed: Parsed,
+    /// The open file, for files read from disk: weights can be mapped again from it
+    /// (`load::map_tensors`) independently of this read-only map.
+    file: Option<File>,
 }
 
 impl GgufFile {
@@ -66,8 +69,10 @@ impl GgufFile {
                 Bytes::Owned(buf)
             }
         };
-        let gguf = Self::from_storage(bytes).map_err(in_file)?;
+        let mut gguf = Self::from_storage(bytes).map_err(in_file)?;
         gguf.check_intact().map_err(in_file)?;
+        // Only a mapped file can be mapped again (a pipe cannot).
+        gguf.file = matches!(gguf.bytes, Bytes::Map(_)).then_some(file);
         Ok(gguf)
     }
 
@@ -83,7 +88,12 @@ impl GgufFile {
 
     fn from_storage(bytes: Bytes) -> Result<GgufFile> {
         let parsed = parse(bytes.as_slice())?;
-        Ok(GgufFile { bytes, parsed })
+        Ok(GgufFile { bytes, parsed, file: None })
+    }
+
+    /// The file this was opened from (None for bytes parsed from memory).
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
     }
 
     /// Format version: 2 or 3.

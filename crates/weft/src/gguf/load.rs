@@ -2,7 +2,7 @@
 //! into whatever buffers those tensors were allocated in (any backend), and gather tensors
 //! into a writer.
 
-use super::{GgufFile, GgufWriter};
+use super::{GgufFile, GgufWriter, TensorInfo};
 use crate::backend::{tensor_read, tensor_set};
 use crate::context::Context;
 use crate::tensor::Tensor;
@@ -25,22 +25,29 @@ pub fn create_tensors(file: &GgufFile, ctx: &Context) -> Result<Vec<Tensor>> {
 /// Tensors the file lacks are an error (a model missing a weight is not loadable).
 pub fn load_tensors(file: &GgufFile, tensors: &[Tensor]) -> Result<()> {
     for t in tensors {
-        let name = t.name();
-        let info =
-            file.tensor(&name).ok_or_else(|| Error::invalid(format!("gguf: the file has no tensor named '{name}'")))?;
-        ensure!(
-            info.ty == t.ty() && info.ne == t.ne(),
-            "gguf: tensor '{name}' is {} {:?} in the file but {} {:?} here",
-            info.ty,
-            info.ne,
-            t.ty(),
-            t.ne()
-        );
-        ensure!(t.is_contiguous(), "gguf: tensor '{name}' must be contiguous to load");
+        let info = matching_info(file, t)?;
         tensor_set(t, file.tensor_data(info), 0)?;
         file.check_intact()?;
     }
     Ok(())
+}
+
+/// The file's info for the tensor of this name, which must have the tensor's type and shape
+/// (and the tensor must be contiguous, as the file's data is).
+pub(super) fn matching_info<'f>(file: &'f GgufFile, t: &Tensor) -> Result<&'f TensorInfo> {
+    let name = t.name();
+    let info =
+        file.tensor(&name).ok_or_else(|| Error::invalid(format!("gguf: the file has no tensor named '{name}'")))?;
+    ensure!(
+        info.ty == t.ty() && info.ne == t.ne(),
+        "gguf: tensor '{name}' is {} {:?} in the file but {} {:?} here",
+        info.ty,
+        info.ne,
+        t.ty(),
+        t.ne()
+    );
+    ensure!(t.is_contiguous(), "gguf: tensor '{name}' must be contiguous to load");
+    Ok(info)
 }
 
 /// Add a tensor's current data (read from any backend) to a writer under its own name,

@@ -4,7 +4,8 @@
 //! Reading: [`GgufFile::open`] / [`GgufFile::from_bytes`], then [`GgufFile::metadata`] and
 //! the typed `get_*` helpers for key/values, [`GgufFile::tensors`] for tensor infos and
 //! [`GgufFile::tensor_data`] for their bytes, borrowed from the map.
-//! Writing: [`GgufWriter`].
+//! Writing: [`GgufWriter`]. A model's weights into a backend (mapped or uploaded):
+//! [`load_weights`].
 //!
 //! The format is ggml's (`gguf_init_from_file_impl` / `gguf_write_to_buf`). Beyond ggml,
 //! weft reads arrays of arrays (gguf-py writes them), to a nesting depth of
@@ -15,6 +16,7 @@ mod load;
 mod reader;
 mod tensor;
 mod value;
+mod weights;
 mod wire;
 mod writer;
 
@@ -22,6 +24,7 @@ pub use file::GgufFile;
 pub use load::{add_tensor_from, create_tensors, load_tensors};
 pub use tensor::TensorInfo;
 pub use value::{Array, Value, ValueType};
+pub use weights::{load_weights, LoadOptions, LoadedWeights};
 pub use writer::GgufWriter;
 
 /// The 4 bytes every GGUF file starts with.

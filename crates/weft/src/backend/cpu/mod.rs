@@ -11,7 +11,7 @@ mod tdata;
 use std::any::Any;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use buffer::{CpuBuffer, CpuBufferType};
+pub use buffer::{CpuBuffer, CpuBufferType, CpuMappedBufferType, CPU_TENSOR_ALIGNMENT};
 pub use kernel::Cx;
 pub use tdata::TData;
 

@@ -33,7 +33,8 @@ pub struct ComputeOptions {
 
 /// A JS progress callback `(done, total) => void` callable from any thread; weak: it does not
 /// keep Node running by itself.
-pub type ProgressFn = ThreadsafeFunction<FnArgs<(f64, f64)>, UnknownReturnValue, FnArgs<(f64, f64)>, Status, false, true>;
+pub type ProgressFn =
+    ThreadsafeFunction<FnArgs<(f64, f64)>, UnknownReturnValue, FnArgs<(f64, f64)>, Status, false, true>;
 
 /// `f` as a ProgressFn (the caller checked it is a function).
 pub fn progress_fn(f: Unknown) -> Result<ProgressFn> {

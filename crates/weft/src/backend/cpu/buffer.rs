@@ -130,7 +130,8 @@ impl CpuBuffer {
                 offset.saturating_add(len as u64)
             )));
         }
-        let cannot = |why: String| Error::new(ErrorKind::Io, format!("CPU_Mapped: cannot map {len} bytes at {offset}: {why}"));
+        let cannot =
+            |why: String| Error::new(ErrorKind::Io, format!("CPU_Mapped: cannot map {len} bytes at {offset}: {why}"));
         let mut map = MappedFile::map_private(file, offset, len)
             .map_err(|e| cannot(e.to_string()))?
             .ok_or_else(|| cannot("too many mapped files are open".into()))?;

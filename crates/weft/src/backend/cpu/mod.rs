@@ -5,6 +5,7 @@ mod buffer;
 mod dispatch;
 mod kernel;
 mod ops;
+pub mod simd;
 mod tdata;
 
 use std::any::Any;

@@ -13,7 +13,7 @@ use super::scales::{
     imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, make_qx_quants, nearest_int, nearest_int_prod,
     signed_absmax, sum_squares, QkxSearch, QpLoops, GROUP_MAX_EPS,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -276,6 +276,18 @@ impl Format for Q2K {
     fn bad_scale(b: &BlockQ2K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ2K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let (d, min) = (b.d.to_f32(), b.dmin.to_f32());
+        for (e, o) in s.iter_mut().enumerate().take(QK_K) {
+            *o = unpack_2bit(&b.qs, e) as i8;
+        }
+        for (j, &sc) in b.scales.iter().enumerate() {
+            sa[j] = d * (sc & 0xf) as f32;
+            ma[j] = -(min * (sc >> 4) as f32);
+        }
+    }
 }
 
 pub struct Q3K;
@@ -385,6 +397,19 @@ impl Format for Q3K {
     fn bad_scale(b: &BlockQ3K) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ3K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        // Levels offset by 4 to 0..8; the offset moves into the map.
+        for (e, o) in s.iter_mut().enumerate().take(QK_K) {
+            *o = q3_level(b, e) + 4;
+        }
+        let d = b.d.to_f32();
+        for (j, &sc) in unpack_q3_scales(&b.scales).iter().enumerate() {
+            sa[j] = d * sc as f32;
+            ma[j] = -4.0 * sa[j];
+        }
+    }
 }
 
 /// The signed level (-4..4) of element `e` of a Q3_K block: 2-bit plane value, minus 4 when
@@ -487,6 +512,19 @@ impl Format for Q6K {
 
     fn bad_scale(b: &BlockQ6K) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ6K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        // Levels offset by 32 to 0..64; the offset moves into the map.
+        for (e, o) in s.iter_mut().enumerate().take(QK_K) {
+            *o = q6_level(b, e) + 32;
+        }
+        let d = b.d.to_f32();
+        for (j, &sc) in b.scales.iter().enumerate() {
+            sa[j] = d * sc as f32;
+            ma[j] = -32.0 * sa[j];
+        }
     }
 }
 

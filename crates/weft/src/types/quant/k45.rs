@@ -12,7 +12,7 @@ use super::k::{BlockQ8K, LaneSums};
 use super::scales::{
     imatrix_weights, make_qkx_quants, make_qp_quants, nearest_int, nearest_int_prod, sum_squares, QkxSearch, QpLoops,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -248,6 +248,27 @@ fn q4k_header(b: &BlockQ4K) -> (Half, Half, [u8; K_SCALE_SIZE]) {
     (b.d, b.dmin, b.scales)
 }
 
+/// [`Format::levels`] of Q4_K / Q5_K: 6-bit scales and mins per 32 elements.
+fn scale_min_levels<B>(
+    b: &B,
+    header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]),
+    level: impl Fn(&B, usize) -> u8,
+    s: &mut [i8],
+    sa: &mut [f32],
+    ma: &mut [f32],
+) {
+    let (d, min, scales) = header(b);
+    let (d, min) = (d.to_f32(), min.to_f32());
+    for (e, o) in s.iter_mut().enumerate().take(QK_K) {
+        *o = level(b, e) as i8;
+    }
+    for j in 0..QK_K / 32 {
+        let (sc, m) = scale_min(j, &scales);
+        sa[2 * j..2 * j + 2].fill(d * sc as f32);
+        ma[2 * j..2 * j + 2].fill(-(min * m as f32));
+    }
+}
+
 fn q4k_level(b: &BlockQ4K, e: usize) -> u8 {
     nibble(&b.qs, e)
 }
@@ -272,6 +293,11 @@ impl Format for Q4K {
     }
     fn bad_scale(b: &BlockQ4K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ4K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        scale_min_levels(b, q4k_header, q4k_level, s, sa, ma);
     }
 }
 
@@ -324,5 +350,10 @@ impl Format for Q5K {
     }
     fn bad_scale(b: &BlockQ5K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ5K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        scale_min_levels(b, q5k_header, q5k_level, s, sa, ma);
     }
 }

@@ -59,7 +59,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         let rows = DotRows::new(a.ty, &b, cx)?;
         for (e, group) in used {
             // SAFETY: row (i0, e) of `as` [k, m, n_expert] exists for i0 < m; b_row < b's rows.
-            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) })?;
+            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| Ok(unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) }))?;
         }
     } else {
         let bf = packed_f32(&b, a.ty, cx);

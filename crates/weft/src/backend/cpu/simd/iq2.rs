@@ -1,0 +1,136 @@
+//! Dot products of the 2-bit I-quants (iq2_xxs, iq2_xs, iq2_s) with a q8_K row, as ggml's
+//! AVX2 kernels compute them: grid rows looked up 8 bytes at a time, their signs applied to
+//! the activations, `maddubs` then `madd` by the odd scale `2 * ls + 1`, one fused
+//! `d * sum + acc` per super-block and `0.125 * hsum` at the end (bit-identical floats).
+
+use super::kquants::SHUF_SCALE;
+use super::ops::{arr, bytes_of, Simd};
+use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
+use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
+
+/// ggml's `keven_signs_q2xs`: 7 stored sign bits (plus the even-parity eighth) as 8 bytes
+/// of +1 / -1, to multiply activations with `sign_i8`.
+pub(super) static KEVEN_SIGNS: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut i = 0;
+    while i < 128 {
+        let mut e = 0;
+        while e < 8 {
+            let byte: u64 = if (KSIGNS_IQ2XS[i] >> e) & 1 == 1 { 0xff } else { 0x01 };
+            t[i] |= byte << (8 * e);
+            e += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The 32 activation bytes of chunk `c`.
+#[inline(always)]
+pub(super) fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
+    s.load(arr(bytes_of(&y.qs), 32 * c))
+}
+
+/// Four sign rows of [`KEVEN_SIGNS`] from 7-bit fields 0, 7, 14, 21 of `w`.
+#[inline(always)]
+pub(super) fn even_signs<S: Simd>(s: S, w: u32) -> S::V {
+    s.from_u64(std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]))
+}
+
+/// Activations negated where bit i of `bits` is set (byte i), ggml's `(s ^ q8) - s`.
+#[inline(always)]
+pub(super) fn apply_sign_bits<S: Simd>(s: S, q8: S::V, bits: u32) -> S::V {
+    let m = s.bits_to_bytes(bits);
+    s.sub_i8(s.xor(m, q8), m)
+}
+
+/// Per-16 scales `2 * (nibble) + 1` of 8 scale bytes, low nibble then high nibble of each
+/// byte (ggml's interleaved `scales` vector), to spread with [`SHUF_SCALE`].
+#[inline(always)]
+pub(super) fn odd_scales_16<S: Simd>(s: S, scales: &[u8; 8]) -> S::V {
+    let mut b = [0u8; 16];
+    for (i, &sc) in scales.iter().enumerate() {
+        b[2 * i] = 2 * (sc & 0xf) + 1;
+        b[2 * i + 1] = 2 * (sc >> 4) + 1;
+    }
+    s.load_dup(&b)
+}
+
+/// One 32-element group of iq2_xxs: 4 grid indices, the word with 4 sign fields and the
+/// scale in its top nibble, and the activations.
+#[inline(always)]
+fn iq2_xxs_group<S: Simd>(s: S, grid: &[u8], signs: u32, q8: S::V) -> S::V {
+    let q2 = s.from_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
+    let dot = s.maddubs(q2, s.sign_i8(q8, even_signs(s, signs)));
+    let ls = (signs >> 28) as i16;
+    s.madd_i16(dot, s.splat_i16(2 * ls + 1))
+}
+
+#[inline(always)]
+pub(crate) fn iq2_xxs<S: Simd>(s: S, x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
+    let mut accumf = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = s.f16(bx.d.bits()) * by.d.get();
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for pair in 0..4 {
+            let aux: [u32; 4] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.qs, 16 * pair + 4 * i)));
+            let aux8: [u8; 16] = bytemuck::cast(aux);
+            sumi1 = s.add_i32(sumi1, iq2_xxs_group(s, &aux8[..4], aux[1], q8(s, by, 2 * pair)));
+            sumi2 = s.add_i32(sumi2, iq2_xxs_group(s, &aux8[8..12], aux[3], q8(s, by, 2 * pair + 1)));
+        }
+        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
+    }
+    0.125 * s.hsum(accumf)
+}
+
+#[inline(always)]
+pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
+    let mut accumf = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = s.f16(bx.d.bits()) * by.d.get();
+        let scales = odd_scales_16(s, &bx.scales);
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for ib32 in 0..8 {
+            let q: [u16; 4] = std::array::from_fn(|k| bx.qs[4 * ib32 + k].get());
+            let q2 = s.from_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
+            let signs = s.from_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
+            let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), signs));
+            let sc = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&SHUF_SCALE[ib32])));
+            let p = s.madd_i16(dot, sc);
+            if ib32 % 2 == 0 {
+                sumi1 = s.add_i32(sumi1, p);
+            } else {
+                sumi2 = s.add_i32(sumi2, p);
+            }
+        }
+        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
+    }
+    0.125 * s.hsum(accumf)
+}
+
+#[inline(always)]
+pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
+    let mut accumf = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = s.f16(bx.d.bits()) * by.d.get();
+        let scales = odd_scales_16(s, &bx.scales);
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for ib32 in 0..8 {
+            let qs = &bx.qs[4 * ib32..4 * ib32 + 4];
+            let qh = bx.qh[ib32] as usize;
+            let q2 = s.from_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
+            let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
+            let q8s = apply_sign_bits(s, q8(s, by, ib32), sign_bits);
+            let dot = s.maddubs(q2, q8s);
+            let sc = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&SHUF_SCALE[ib32])));
+            let p = s.madd_i16(dot, sc);
+            if ib32 % 2 == 0 {
+                sumi1 = s.add_i32(sumi1, p);
+            } else {
+                sumi2 = s.add_i32(sumi2, p);
+            }
+        }
+        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
+    }
+    0.125 * s.hsum(accumf)
+}

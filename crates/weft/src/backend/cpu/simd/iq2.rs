@@ -3,7 +3,7 @@
 //! the activations, `maddubs` then `madd` by the odd scale `2 * ls + 1`, one fused
 //! `d * sum + acc` per super-block and `0.125 * hsum` at the end (bit-identical floats).
 
-use super::kquants::SHUF_SCALE;
+use super::kquants::SHUF_K4;
 use super::ops::{arr, bytes_of, Simd};
 use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
@@ -44,16 +44,17 @@ pub(super) fn apply_sign_bits<S: Simd>(s: S, q8: S::V, bits: u32) -> S::V {
     s.sub_i8(s.xor(m, q8), m)
 }
 
-/// Per-16 scales `2 * (nibble) + 1` of 8 scale bytes, low nibble then high nibble of each
-/// byte (ggml's interleaved `scales` vector), to spread with [`SHUF_SCALE`].
+/// Per-16 scales `2 * nibble + 1` of 8 scale bytes as i16: low nibbles (first halves of
+/// the 32-element groups) in the low half, high nibbles in the high half, so that
+/// `SHUF_K4[ib32]` spreads group ib32's two scales over its two halves.
 #[inline(always)]
 pub(super) fn odd_scales_16<S: Simd>(s: S, scales: &[u8; 8]) -> S::V {
-    let mut b = [0u8; 16];
-    for (i, &sc) in scales.iter().enumerate() {
-        b[2 * i] = 2 * (sc & 0xf) + 1;
-        b[2 * i + 1] = 2 * (sc >> 4) + 1;
-    }
-    s.load_dup(&b)
+    let w = u64::from_le_bytes(*scales);
+    let m4 = 0x0f0f_0f0f_0f0f_0f0f;
+    let (lo, hi) = (w & m4, (w >> 4) & m4);
+    // 2 * n + 1 per byte: no carries, every nibble doubled stays below 0x20.
+    let odd = |v: u64| (v << 1) | 0x0101_0101_0101_0101;
+    s.widen_u8_i16(s.from_u64([odd(lo), odd(hi), 0, 0]))
 }
 
 /// One 32-element group of iq2_xxs: 4 grid indices, the word with 4 sign fields and the
@@ -95,7 +96,7 @@ pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
             let q2 = s.from_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
             let signs = s.from_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
             let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), signs));
-            let sc = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&SHUF_SCALE[ib32])));
+            let sc = s.shuffle_i8(scales, s.load(&SHUF_K4[ib32]));
             let p = s.madd_i16(dot, sc);
             if ib32 % 2 == 0 {
                 sumi1 = s.add_i32(sumi1, p);
@@ -122,7 +123,7 @@ pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
             let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
             let q8s = apply_sign_bits(s, q8(s, by, ib32), sign_bits);
             let dot = s.maddubs(q2, q8s);
-            let sc = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&SHUF_SCALE[ib32])));
+            let sc = s.shuffle_i8(scales, s.load(&SHUF_K4[ib32]));
             let p = s.madd_i16(dot, sc);
             if ib32 % 2 == 0 {
                 sumi1 = s.add_i32(sumi1, p);

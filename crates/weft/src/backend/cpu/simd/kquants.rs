@@ -154,28 +154,38 @@ fn k4_scales_mins(scales: &[u8; 12]) -> [u32; 4] {
     u
 }
 
-/// `sum over j of mins[j] * (bsums[2j] + bsums[2j+1])`, pairwise in 4 lanes as ggml's
-/// `_mm_madd_epi16(mins, _mm_hadd_epi16(..))` (exact integers).
+/// Byte i picks byte i / 2: the 8 mins, each twice.
+static DUP_PAIRS: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = (i % 16 / 2) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `mins[2l] * (bsums[4l] + bsums[4l+1]) + mins[2l+1] * (bsums[4l+2] + bsums[4l+3])` in i32
+/// lanes 0..4: ggml's `_mm_madd_epi16(mins, _mm_hadd_epi16(bsums))` (exact integers).
 #[inline(always)]
-fn k4_min_products(words: &[u32; 4], y: &BlockQ8K) -> [i32; 4] {
-    let mins: [u8; 8] = bytemuck::cast([words[2], words[3]]);
-    let pair = |j: usize| y.bsums[2 * j].get() as i32 + y.bsums[2 * j + 1].get() as i32;
-    std::array::from_fn(|l| mins[2 * l] as i32 * pair(2 * l) + mins[2 * l + 1] as i32 * pair(2 * l + 1))
+fn k4_min_products<S: Simd>(s: S, words: &[u32; 4], y: &BlockQ8K) -> S::V {
+    let mins = s.from_u32([words[2], words[3], 0, 0, 0, 0, 0, 0]);
+    let pairs = s.widen_u8_i16(s.shuffle_i8(mins, s.load(&DUP_PAIRS)));
+    s.madd_i16_x4(pairs, s.load(bytemuck::cast_ref(&y.bsums)))
 }
 
 #[inline(always)]
 pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
     let m4 = s.splat_i8(0xf);
     let mut acc = s.fzero();
-    let mut acc_m = [0f32; 4];
+    // Lanes 0..4 only (4..8 stay zero).
+    let mut acc_m = s.fzero();
     for (bx, by) in x.iter().zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
         let dmin = -by.d.get() * s.f16(bx.dmin.bits());
         let words = k4_scales_mins(&bx.scales);
 
-        for (a, p) in acc_m.iter_mut().zip(k4_min_products(&words, by)) {
-            *a = dmin.mul_add(p as f32, *a);
-        }
+        acc_m = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m);
         let scales = s.widen_u8_i16(s.from_u32([words[0], words[1], 0, 0, 0, 0, 0, 0]));
         let scales = s.dup_lo(scales);
 
@@ -192,7 +202,8 @@ pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
         }
         acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
     }
-    s.hsum(acc) + ((acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]))
+    let m = s.fstore(acc_m);
+    s.hsum(acc) + ((m[0] + m[2]) + (m[1] + m[3]))
 }
 
 #[inline(always)]
@@ -206,8 +217,7 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
         let dmin = -by.d.get() * s.f16(bx.dmin.bits());
         let words = k4_scales_mins(&bx.scales);
 
-        let p = k4_min_products(&words, by);
-        summs += dmin * ((p[0] + p[1]) + (p[2] + p[3])) as f32;
+        summs += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
         let scales = s.dup_lo(s.widen_u8_i16(s.from_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
 
         let hbits = s.load(&bx.qh);

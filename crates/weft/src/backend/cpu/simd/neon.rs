@@ -256,6 +256,13 @@ impl<const DOT: bool> Simd for Neon<DOT> {
         unsafe { both!(a, b, |x, y| madd1(x, y)) }
     }
     #[inline(always)]
+    fn madd_i16_x4(self, a: V2, b: V2) -> V2 {
+        unsafe {
+            let m = self.madd_i16(a, b);
+            V2(vreinterpretq_s8_s32(vpaddq_s32(s32(m.0), s32(m.1))), vdupq_n_s8(0))
+        }
+    }
+    #[inline(always)]
     fn dot4(self, u: V2, s: V2) -> V2 {
         unsafe { both!(u, s, |x, y| dot1::<DOT>(x, y)) }
     }
@@ -334,9 +341,5 @@ impl<const DOT: bool> Simd for Neon<DOT> {
     #[inline(always)]
     fn hsum_i32(self, v: V2) -> i32 {
         unsafe { vaddvq_s32(vaddq_s32(s32(v.0), s32(v.1))) }
-    }
-    #[inline(always)]
-    fn f16(self, bits: u16) -> f32 {
-        crate::types::f16_to_f32(bits)
     }
 }

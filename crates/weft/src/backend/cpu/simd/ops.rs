@@ -76,6 +76,9 @@ pub(crate) trait Simd: Copy {
     fn maddubs(self, u: Self::V, s: Self::V) -> Self::V;
     /// i32 lane j = a[2j] * b[2j] + a[2j+1] * b[2j+1] over i16 lanes (`_mm256_madd_epi16`).
     fn madd_i16(self, a: Self::V, b: Self::V) -> Self::V;
+    /// i32 lanes 0..4 = sums of four i16 products, a[4l..4l+4] . b[4l..4l+4]; lanes 4..8 = 0
+    /// (`_mm256_madd_epi16`, then `_mm_hadd_epi32` of its halves: ggml's K-quant minimums).
+    fn madd_i16_x4(self, a: Self::V, b: Self::V) -> Self::V;
     /// i32 lane j = sum over k < 4 of u[4j+k] * s[4j+k], `u` unsigned, `s` signed, exact:
     /// `maddubs` then `madd_i16` with ones on AVX2, `vpdpbusd` with VNNI, `sdot` on NEON.
     /// Callers keep `u` below 128 (NEON reads it as signed) and pairs inside i16 (AVX2).
@@ -107,10 +110,15 @@ pub(crate) trait Simd: Copy {
     fn pack_i8(self, v: [Self::V; 4]) -> Self::V;
     /// The sum of the 8 i32 lanes (wrapping).
     fn hsum_i32(self, v: Self::V) -> i32;
-    /// ggml's `GGML_FP16_TO_FP32` (exact).
-    fn f16(self, bits: u16) -> f32;
 
     // ---- shared compositions ----------------------------------------------------------------
+
+    /// ggml's `GGML_FP16_TO_FP32` as its x86 build does it: a lookup in a table of all
+    /// 65536 halves (one load; converting in registers costs more, see `F16_TABLE`).
+    #[inline(always)]
+    fn f16(self, bits: u16) -> f32 {
+        f32::from_bits(F16_TABLE[bits as usize])
+    }
 
     /// `acc + dot4(u, s)` (one `vpdpbusd` / `sdot` where the ISA has it).
     #[inline(always)]
@@ -151,6 +159,44 @@ pub(crate) trait Simd: Copy {
     #[inline(always)]
     fn maddubs_signed(self, x: Self::V, y: Self::V) -> Self::V {
         self.maddubs(self.sign_i8(x, x), self.sign_i8(y, x))
+    }
+}
+
+/// The f32 bits of every f16 (ggml's `ggml_table_f32_f16`, built at compile time). A scale
+/// per block is converted in every dot product: F16C's `vcvtph2ps` needs the half moved into
+/// a vector register first (three instructions where the table takes one load), and LLVM
+/// merges that move into whatever register is free, often an accumulator, chaining the
+/// blocks' latencies.
+static F16_TABLE: [u32; 65536] = {
+    let mut t = [0u32; 65536];
+    let mut h = 0;
+    while h < 65536 {
+        t[h] = f16_bits_to_f32_bits(h as u16);
+        h += 1;
+    }
+    t
+};
+
+/// IEEE half to single, exactly (subnormal halves become normal singles).
+const fn f16_bits_to_f32_bits(h: u16) -> u32 {
+    let sign = ((h as u32) & 0x8000) << 16;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    if exp == 0 {
+        if man == 0 {
+            return sign;
+        }
+        // Subnormal: shift the leading one up to the implicit bit.
+        let (mut e, mut m) = (127 - 15 + 1, man);
+        while m & 0x400 == 0 {
+            m <<= 1;
+            e -= 1;
+        }
+        sign | (e << 23) | ((m & 0x3ff) << 13)
+    } else if exp == 31 {
+        sign | 0x7f80_0000 | (man << 13)
+    } else {
+        sign | ((exp + 112) << 23) | (man << 13)
     }
 }
 

@@ -206,3 +206,15 @@ fn from_float_refuses_mismatched_lengths() {
         assert!(from_float(Type::Q8_K, isa, &[0.0; 100], &mut vec![0u8; 10]).is_err());
     }
 }
+
+#[test]
+fn the_f16_table_is_the_exact_conversion() {
+    for bits in 0..=u16::MAX {
+        let want = crate::types::f16_to_f32(bits);
+        #[cfg(target_arch = "x86_64")]
+        let got = ops::Simd::f16(unsafe { x86::Avx2::new_unchecked() }, bits);
+        #[cfg(not(target_arch = "x86_64"))]
+        let got = want;
+        assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{bits:#06x}: {got} vs {want}");
+    }
+}

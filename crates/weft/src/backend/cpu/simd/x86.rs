@@ -189,6 +189,13 @@ macro_rules! avx2_ops {
             unsafe { _mm256_madd_epi16(a, b) }
         }
         #[inline(always)]
+        fn madd_i16_x4(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe {
+                let m = _mm256_madd_epi16(a, b);
+                _mm256_zextsi128_si256(_mm_hadd_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m)))
+            }
+        }
+        #[inline(always)]
         fn fzero(self) -> __m256 {
             unsafe { _mm256_setzero_ps() }
         }
@@ -258,10 +265,6 @@ macro_rules! avx2_ops {
                 let s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
                 _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s)))
             }
-        }
-        #[inline(always)]
-        fn f16(self, bits: u16) -> f32 {
-            unsafe { _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32))) }
         }
     };
 }

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::types::quant::block::{Half, LeF32, LeI16};
-use crate::types::quant::{BlockQ8K, BlockQ8_1};
+use crate::types::quant::{BlockQ8K, BlockQ8_1, LevelSign};
 use crate::types::QK_K;
 
 /// Every type with a vector dot product.
@@ -216,5 +216,74 @@ fn the_f16_table_is_the_exact_conversion() {
         #[cfg(not(target_arch = "x86_64"))]
         let got = want;
         assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{bits:#06x}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn levels_rebuild_the_dequantized_values_in_their_range() {
+    let mut rng = Rng::new(3);
+    for ty in TYPES {
+        let sign = quant::levels_sign(ty).expect("every perf-list type has levels");
+        let n = 2 * ty.blck_size().max(256);
+        for raw in [false, true] {
+            let x = if raw { random_row(ty, n, &mut rng) } else { quantized_row(ty, n, &mut rng) };
+            let mut want = vec![0f32; n];
+            quant::dequantize_row(ty, &x, &mut want).unwrap();
+            let (mut s, mut sa, mut ma) = (vec![0i8; n], vec![0f32; n / 16], vec![0f32; n / 16]);
+            quant::row_levels(ty, &x, &mut s, &mut sa, &mut ma).unwrap();
+            for (i, &w) in want.iter().enumerate() {
+                let got = sa[i / 16] * s[i] as f32 + ma[i / 16];
+                let scale = sa[i / 16].abs() * 128.0 + ma[i / 16].abs();
+                assert!((got - w).abs() <= 1e-6 * scale, "{ty} raw={raw} [{i}]: {got} vs {w}");
+                match sign {
+                    LevelSign::Unsigned => assert!(s[i] >= 0, "{ty} [{i}]: level {} below 0", s[i]),
+                    LevelSign::Signed => assert!(s[i] != -128, "{ty} [{i}]: level -128"),
+                }
+            }
+        }
+    }
+}
+
+/// `gemm` on `isa` over m x n outputs, against the scalar `vec_dot` of every pair.
+fn check_gemm(ty: Type, isa: Isa, m: usize, n: usize, k: usize, rng: &mut Rng) {
+    let Some(g) = gemm::QuantGemm::new(ty, isa) else {
+        assert_eq!(isa, Isa::Scalar, "{ty}: no GEMM on {isa:?}");
+        return;
+    };
+    let a: Vec<Vec<u8>> =
+        (0..m).map(|i| if i % 3 == 0 { random_row(ty, k, rng) } else { quantized_row(ty, k, rng) }).collect();
+    let b: Vec<Vec<u8>> = (0..n).map(|j| activation_row(ty, k, j % 2 == 1, rng)).collect();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let cx = crate::backend::cpu::kernel::Cx::new(&pool);
+    let packed = gemm::PackedB::new(quant::vec_dot_type(ty), k, n, g.nr(), &|c| &b[c][..], &cx);
+    let out = std::sync::Mutex::new(vec![f32::NAN; m * n]);
+    g.run(m, n, k, &|i| &a[i][..], &packed, &|i, j, v| out.lock().unwrap()[i * n + j] = v, &cx).unwrap();
+    let out = out.into_inner().unwrap();
+    let scalar = RowDot::new(ty, Isa::Scalar).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want = scalar.dot(&a[i], &b[j]);
+            let tol = 2e-6 * magnitude(ty, &a[i], &b[j], k) + 1e-30;
+            let got = out[i * n + j];
+            assert!(((got - want) as f64).abs() <= tol, "{ty} {isa:?} m={m} n={n} k={k} [{i},{j}]: {got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn gemm_matches_the_scalar_dots_on_every_isa_with_tails() {
+    let mut rng = Rng::new(5);
+    for isa in Isa::available_all() {
+        for ty in TYPES {
+            // Row and column tails of every tile size; one group, a group tail (32-element
+            // formats), and more groups than one k-slab.
+            let ks: &[usize] = if ty.blck_size() == QK_K { &[256, 9 * 256] } else { &[32, 9 * 32, 41 * 32] };
+            for &k in ks {
+                check_gemm(ty, isa, 13, 11, k, &mut rng);
+            }
+        }
+        // More rows than one task's block, fewer columns than the column tile.
+        check_gemm(Type::Q4_K, isa, 150, 1, 256, &mut rng);
+        check_gemm(Type::IQ4_NL, isa, 70, 3, 64, &mut rng);
     }
 }

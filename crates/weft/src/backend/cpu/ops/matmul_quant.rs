@@ -41,11 +41,27 @@ pub(super) fn supports(node: &Tensor) -> bool {
 /// `b.row_coords(r)`), and a's dot product with them.
 pub(super) struct DotRows {
     dot: RowDot,
-    dot_ty: Type,
-    k: usize,
     a_row_size: usize,
     row_size: usize,
     data: Vec<u8>,
+}
+
+/// Row `r` of b (flat row index) in `dot_ty` into `out` (its row size), as ggml's mul_mat
+/// converts it: rows already of that type are copied as stored (packed, see b_supported).
+/// `buf` holds a row of f32.
+fn convert_b_row(b: &TData, dot_ty: Type, isa: Isa, r: usize, out: &mut [u8], buf: &mut [f32]) -> Result<()> {
+    let (i1, i2, i3) = b.row_coords(r);
+    // SAFETY: (i1, i2, i3) is inside b; rows copied as stored are packed (b_supported), so
+    // the row is out.len() readable bytes.
+    unsafe {
+        if b.ty == dot_ty {
+            std::ptr::copy_nonoverlapping(b.row_ptr(i1, i2, i3), out.as_mut_ptr(), out.len());
+            Ok(())
+        } else {
+            b.load_row(i1, i2, i3, buf);
+            simd::from_float(dot_ty, isa, buf, out)
+        }
+    }
 }
 
 impl DotRows {
@@ -62,26 +78,17 @@ impl DotRows {
         cx.try_par_ranges(b.nrows(), (4096 / k.max(1)).max(1), |rows| {
             let mut buf = vec![0f32; k];
             for r in rows {
-                let (i1, i2, i3) = b.row_coords(r);
-                // SAFETY: row r of `data` belongs to this task; (i1, i2, i3) is inside b, whose
-                // rows are packed when they are copied as stored (b_supported).
-                unsafe {
-                    let dst = std::slice::from_raw_parts_mut(out.get().add(r * row_size), row_size);
-                    if b.ty == dot_ty {
-                        std::ptr::copy_nonoverlapping(b.row_ptr(i1, i2, i3), dst.as_mut_ptr(), row_size);
-                    } else {
-                        b.load_row(i1, i2, i3, &mut buf);
-                        simd::from_float(dot_ty, isa, &buf, dst)?;
-                    }
-                }
+                // SAFETY: row r of `data` belongs to this task.
+                let dst = unsafe { std::slice::from_raw_parts_mut(out.get().add(r * row_size), row_size) };
+                convert_b_row(b, dot_ty, isa, r, dst, &mut buf)?;
             }
             Ok(())
         })?;
-        Ok(DotRows { dot, dot_ty, k, a_row_size: a_ty.row_size(k), row_size, data })
+        Ok(DotRows { dot, a_row_size: a_ty.row_size(k), row_size, data })
     }
 
     /// Converted b row `r`.
-    pub(super) fn row(&self, r: usize) -> &[u8] {
+    fn row(&self, r: usize) -> &[u8] {
         &self.data[r * self.row_size..(r + 1) * self.row_size]
     }
 
@@ -94,24 +101,36 @@ impl DotRows {
     pub(super) unsafe fn dot(&self, a_row: *const u8, r: usize) -> f32 {
         self.dot.dot(std::slice::from_raw_parts(a_row, self.a_row_size), self.row(r))
     }
+}
 
-    /// The a row at `ptr` as a slice.
-    ///
-    /// # Safety
-    /// As for [`DotRows::dot`].
-    pub(super) unsafe fn a_row<'a>(&self, ptr: *const u8) -> &'a [u8] {
-        std::slice::from_raw_parts(ptr, self.a_row_size)
-    }
+/// The GEMM for `n` columns of b per matrix of a, where it pays.
+fn gemm_for(a_ty: Type, n: usize) -> Option<QuantGemm> {
+    (n >= GEMM_MIN_COLS).then(|| QuantGemm::new(a_ty, Isa::best())).flatten()
+}
 
-    /// The GEMM for `n` columns per matrix, where it pays.
-    pub(super) fn gemm(&self, n: usize) -> Option<QuantGemm> {
-        (n >= GEMM_MIN_COLS).then(|| QuantGemm::new(self.dot.ty(), Isa::best())).flatten()
+/// MUL_MAT by the GEMM, one matrix of b (dims 2 and 3) at a time: b's columns converted and
+/// packed straight from b, a's rows decoded by the GEMM's tasks.
+fn run_gemm(gemm: &QuantGemm, a: &TData, b: &TData, d: &TData, cx: &Cx) -> Result<()> {
+    let (k, m, n) = (a.n(0), a.n(1), b.n(1));
+    let (r2, r3) = (b.n(2) / a.n(2), b.n(3) / a.n(3));
+    let dot_ty = quant::vec_dot_type(a.ty);
+    let (isa, a_row_size) = (Isa::best(), a.ty.row_size(k));
+    for i3 in 0..b.n(3) {
+        for i2 in 0..b.n(2) {
+            let first = (i3 * b.n(2) + i2) * n;
+            let fill = |c: usize, out: &mut [u8]| convert_b_row(b, dot_ty, isa, first + c, out, &mut vec![0f32; k]);
+            let packed = PackedB::new(dot_ty, k, n, gemm.nr(), &fill, cx)?;
+            // SAFETY: (i0, i2 / r2, i3 / r3) is inside a (the constructor checked the
+            // broadcast), a row of packed blocks (supports); dst [m, n, ne12, ne13] is f32
+            // with rows contiguous, and the GEMM hands each output run to one task.
+            let a_row = |i0: usize| unsafe { std::slice::from_raw_parts(a.row_ptr(i0, i2 / r2, i3 / r3), a_row_size) };
+            let store = |i1: usize, i0: usize, v: &[f32]| unsafe {
+                std::ptr::copy_nonoverlapping(v.as_ptr() as *const u8, d.at(i0, i1, i2, i3), 4 * v.len())
+            };
+            gemm.run(m, n, k, &a_row, &packed, &store, cx)?;
+        }
     }
-
-    /// Packs converted rows `first..first + n` for the GEMM.
-    pub(super) fn pack(&self, gemm: &QuantGemm, first: usize, n: usize, cx: &Cx) -> PackedB {
-        PackedB::new(self.dot_ty, self.k, n, gemm.nr(), &|c| self.row(first + c), cx)
-    }
+    Ok(())
 }
 
 /// ggml's split of an nr0 x nr1 output into chunks (`ggml_compute_forward_mul_mat`): 16 x 16
@@ -133,23 +152,12 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let a = src(node, 0)?;
     let b = src(node, 1)?;
     let d = TData::of(node)?;
-    let rows = DotRows::new(a.ty, &b, cx)?;
-    let (m, n) = (a.n(1), b.n(1));
-    let (r2, r3) = (b.n(2) / a.n(2), b.n(3) / a.n(3));
-    // SAFETY (both paths): (i0, i2 / r2, i3 / r3) is inside a (the constructor checked the
-    // broadcast); (i0, i1, i2, i3) inside dst [m, n, ne12, ne13], each written by one task.
-    if let Some(gemm) = rows.gemm(n) {
-        for i3 in 0..b.n(3) {
-            for i2 in 0..b.n(2) {
-                let packed = rows.pack(&gemm, (i3 * b.n(2) + i2) * n, n, cx);
-                let a_row = |i0: usize| unsafe { rows.a_row(a.row_ptr(i0, i2 / r2, i3 / r3)) };
-                let store =
-                    |i0: usize, i1: usize, v: f32| unsafe { (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v) };
-                gemm.run(m, n, a.n(0), &a_row, &packed, &store, cx)?;
-            }
-        }
-        return Ok(());
+    if let Some(gemm) = gemm_for(a.ty, b.n(1)) {
+        return run_gemm(&gemm, &a, &b, &d, cx);
     }
+    let rows = DotRows::new(a.ty, &b, cx)?;
+    let m = a.n(1);
+    let (r2, r3) = (b.n(2) / a.n(2), b.n(3) / a.n(3));
     let nr1 = b.nrows();
     let (n0, n1, dr0, dr1) = chunk_plan(m, nr1, cx.n_threads());
     cx.par_ranges(n0 * n1, 1, |chunks| {
@@ -162,6 +170,9 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                     for r in b1..(b1 + 16).min(rows1.end) {
                         let (i1, i2, i3) = b.row_coords(r);
                         for i0 in b0..(b0 + 16).min(rows0.end) {
+                            // SAFETY: (i0, i2 / r2, i3 / r3) is inside a (the constructor
+                            // checked the broadcast); (i0, i1, i2, i3) inside dst, written by
+                            // this chunk only.
                             unsafe {
                                 let v = rows.dot(a.row_ptr(i0, i2 / r2, i3 / r3), r);
                                 (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v);

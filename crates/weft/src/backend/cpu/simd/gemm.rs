@@ -42,8 +42,9 @@ impl Mode {
     pub(crate) const SIGNED: u8 = 2;
 }
 
-/// Groups per k-slab: the slab of one MR-row tile (and of an NR-column tile) stays in L1.
-const KC: usize = 4;
+/// Groups per k-slab: an NR-column tile's slab (NR x KC records) stays in L1 while the
+/// row tiles' slabs stream past it from L2; the outputs are summed once per slab.
+const KC: usize = 12;
 /// Rows per task (a multiple of every MR).
 const ROW_BLOCK: usize = 64;
 
@@ -80,32 +81,36 @@ pub(crate) struct PackedB {
 }
 
 impl PackedB {
-    /// Packs `n` rows of `dot_ty` (each `k` elements, from `row(c)`), padded with zero
-    /// columns to a multiple of `nr`.
-    pub(crate) fn new<'a>(
+    /// Packs `n` rows of `dot_ty` (each `k` elements), padded with zero columns to a
+    /// multiple of `nr`. `fill(c, out)` writes row c, converted to `dot_ty`, into `out` (the
+    /// row's bytes; a per-thread scratch).
+    pub(crate) fn new(
         dot_ty: Type,
         k: usize,
         n: usize,
         nr: usize,
-        row: &(dyn Fn(usize) -> &'a [u8] + Sync),
+        fill: &(dyn Fn(usize, &mut [u8]) -> Result<()> + Sync),
         cx: &Cx,
-    ) -> Self {
+    ) -> Result<Self> {
         let groups = k.div_ceil(GROUP);
         let cols = n.div_ceil(nr) * nr;
         let mut buf = Buf::default();
         let data = buf.reset(cols * groups * B_REC);
         let col_bytes = groups * B_REC;
         let ptr = SyncPtr(data.as_mut_ptr());
-        cx.par_ranges(n, 4, |cols| {
+        cx.try_par_ranges(n, 4, |cols| {
+            let mut row = vec![0u8; dot_ty.row_size(k)];
             for c in cols {
+                fill(c, &mut row)?;
                 // SAFETY: column c's bytes belong to this task alone.
                 let out = unsafe { std::slice::from_raw_parts_mut(ptr.get().add(c * col_bytes), col_bytes) };
                 for (g, rec) in out.chunks_exact_mut(B_REC).enumerate() {
-                    pack_b_group(dot_ty, row(c), g, k, rec);
+                    pack_b_group(dot_ty, &row, g, k, rec);
                 }
             }
-        });
-        PackedB { buf, groups }
+            Ok(())
+        })?;
+        Ok(PackedB { buf, groups })
     }
 
     fn column(&self, c: usize, g0: usize, g1: usize) -> &[u8] {
@@ -249,14 +254,26 @@ macro_rules! micro_isa {
 
 #[cfg(target_arch = "x86_64")]
 micro_isa!(micro_avx2, "avx2,fma,f16c", crate::backend::cpu::simd::x86::Avx2, 2, 2);
+/// AVX-512: the 512-bit kernel (levels go in offset for VNNI, so `signed` is unused; it
+/// is the 256-bit kernel, correct all the same).
 #[cfg(target_arch = "x86_64")]
-micro_isa!(
-    micro_avx512,
-    "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni",
-    crate::backend::cpu::simd::x86::Avx512,
-    4,
-    2
-);
+mod micro_avx512 {
+    use super::super::gemm_avx512;
+    use super::*;
+    pub(super) const MR: usize = gemm_avx512::MR;
+    pub(super) const NR: usize = gemm_avx512::NR;
+    pub(super) unsafe fn unsigned(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+        gemm_avx512::micro::<{ Mode::UNSIGNED }>(a, b, groups, out)
+    }
+    pub(super) unsafe fn offset(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+        gemm_avx512::micro::<{ Mode::OFFSET }>(a, b, groups, out)
+    }
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub(super) unsafe fn signed(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+        use crate::backend::cpu::simd::x86::Avx512;
+        gemm_kernel::micro::<Avx512, MR, NR, { Mode::SIGNED }>(Avx512::new_unchecked(), a, b, groups, out)
+    }
+}
 #[cfg(target_arch = "aarch64")]
 micro_isa!(micro_neon, "neon", crate::backend::cpu::simd::neon::Neon<false>, 2, 2);
 #[cfg(target_arch = "aarch64")]
@@ -308,15 +325,27 @@ impl QuantGemm {
         }
     }
 
+    #[cfg(test)]
+    pub(crate) fn mr_nr(&self) -> (usize, usize) {
+        (self.mr, self.nr)
+    }
+
+    /// # Safety
+    /// As for the micro-kernel call in `block`.
+    #[cfg(test)]
+    pub(crate) unsafe fn micro_raw(&self, a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+        (self.micro)(a, b, groups, out)
+    }
+
     /// Columns of a packed b are padded to a multiple of this.
     pub(crate) fn nr(&self) -> usize {
         self.nr
     }
 
-    /// `store(i, j, dot(a row i, b column j))` for i < m, j < n: a's rows (k elements of
-    /// the weight type) from `a_row`, b packed by [`PackedB::new`] for `n` columns. Work is
-    /// split over blocks of rows (and of columns where rows are few), each task decoding
-    /// its rows once.
+    /// `store(j, i0, v)` with `v[i] = dot(a row i0 + i, b column j)`, for every row i < m
+    /// and column j < n, in runs of consecutive rows: a's rows (k elements of the weight
+    /// type) from `a_row`, b packed by [`PackedB::new`] for `n` columns. Work is split over
+    /// blocks of rows (and of columns where rows are few), each task decoding its rows once.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run<'a>(
         &self,
@@ -325,7 +354,7 @@ impl QuantGemm {
         k: usize,
         a_row: &(dyn Fn(usize) -> &'a [u8] + Sync),
         b: &PackedB,
-        store: &(dyn Fn(usize, usize, f32) + Sync),
+        store: &(dyn Fn(usize, usize, &[f32]) + Sync),
         cx: &Cx,
     ) -> Result<()> {
         let groups = k.div_ceil(GROUP);
@@ -360,7 +389,7 @@ impl QuantGemm {
         groups: usize,
         a_row: &(dyn Fn(usize) -> &'a [u8] + Sync),
         b: &PackedB,
-        store: &(dyn Fn(usize, usize, f32) + Sync),
+        store: &(dyn Fn(usize, usize, &[f32]) + Sync),
         panel: &mut Buf,
         tile: &mut Vec<f32>,
         levels: &mut Levels,
@@ -369,35 +398,35 @@ impl QuantGemm {
         let tiles = rows.len().div_ceil(mr);
         let panel = panel.reset(tiles * groups * mr * A_REC);
         pack_a(self.ty, self.mode, mr, k, rows.clone(), m, a_row, levels, panel)?;
+        // The block's outputs, column by column (rows contiguous, as dst stores them).
         let width = cols.len().div_ceil(nr) * nr;
+        let height = tiles * mr;
         tile.clear();
-        tile.resize(tiles * mr * width, 0.0);
+        tile.resize(height * width, 0.0);
         let mut out = [0f32; 16];
         let mut bcols: [&[u8]; 8] = [&[]; 8];
         for g0 in (0..groups).step_by(KC) {
             let g1 = (g0 + KC).min(groups);
-            for t in 0..tiles {
-                let a = &panel[(t * groups + g0) * mr * A_REC..(t * groups + g1) * mr * A_REC];
-                for c0 in (0..width).step_by(nr) {
-                    for (j, col) in bcols.iter_mut().enumerate().take(nr) {
-                        *col = b.column(cols.start + c0 + j, g0, g1);
-                    }
+            for c0 in (0..width).step_by(nr) {
+                for (j, col) in bcols.iter_mut().enumerate().take(nr) {
+                    *col = b.column(cols.start + c0 + j, g0, g1);
+                }
+                for t in 0..tiles {
+                    let a = &panel[(t * groups + g0) * mr * A_REC..(t * groups + g1) * mr * A_REC];
                     // SAFETY: the ISA was checked in `new`; `a` holds (g1 - g0) groups of
                     // mr records, each column g1 - g0 records, `out` mr * nr floats.
                     unsafe { (self.micro)(a, &bcols[..nr], g1 - g0, &mut out[..mr * nr]) };
-                    for r in 0..mr {
-                        let row = &mut tile[(t * mr + r) * width + c0..][..nr];
-                        for (acc, &v) in row.iter_mut().zip(&out[r * nr..(r + 1) * nr]) {
-                            *acc += v;
+                    for j in 0..nr {
+                        let col = &mut tile[(c0 + j) * height + t * mr..][..mr];
+                        for (r, acc) in col.iter_mut().enumerate() {
+                            *acc += out[r * nr + j];
                         }
                     }
                 }
             }
         }
-        for (i, r) in rows.enumerate() {
-            for (j, c) in cols.clone().enumerate() {
-                store(r, c, tile[i * width + j]);
-            }
+        for (j, c) in cols.enumerate() {
+            store(c, rows.start, &tile[j * height..j * height + rows.len()]);
         }
         Ok(())
     }

@@ -12,6 +12,8 @@ use crate::types::Type;
 use crate::Result;
 
 pub(crate) mod gemm;
+#[cfg(target_arch = "x86_64")]
+mod gemm_avx512;
 mod gemm_kernel;
 mod iq1;
 mod iq2;

@@ -255,9 +255,19 @@ fn check_gemm(ty: Type, isa: Isa, m: usize, n: usize, k: usize, rng: &mut Rng) {
     let b: Vec<Vec<u8>> = (0..n).map(|j| activation_row(ty, k, j % 2 == 1, rng)).collect();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let cx = crate::backend::cpu::kernel::Cx::new(&pool);
-    let packed = gemm::PackedB::new(quant::vec_dot_type(ty), k, n, g.nr(), &|c| &b[c][..], &cx);
+    let fill = |c: usize, out: &mut [u8]| {
+        out.copy_from_slice(&b[c]);
+        Ok(())
+    };
+    let packed = gemm::PackedB::new(quant::vec_dot_type(ty), k, n, g.nr(), &fill, &cx).unwrap();
     let out = std::sync::Mutex::new(vec![f32::NAN; m * n]);
-    g.run(m, n, k, &|i| &a[i][..], &packed, &|i, j, v| out.lock().unwrap()[i * n + j] = v, &cx).unwrap();
+    let store = |j: usize, i0: usize, v: &[f32]| {
+        let mut out = out.lock().unwrap();
+        for (i, &x) in v.iter().enumerate() {
+            out[(i0 + i) * n + j] = x;
+        }
+    };
+    g.run(m, n, k, &|i| &a[i][..], &packed, &store, &cx).unwrap();
     let out = out.into_inner().unwrap();
     let scalar = RowDot::new(ty, Isa::Scalar).unwrap();
     for i in 0..m {
@@ -285,5 +295,39 @@ fn gemm_matches_the_scalar_dots_on_every_isa_with_tails() {
         // More rows than one task's block, fewer columns than the column tile.
         check_gemm(Type::Q4_K, isa, 150, 1, 256, &mut rng);
         check_gemm(Type::IQ4_NL, isa, 70, 3, 64, &mut rng);
+    }
+}
+
+#[test]
+#[ignore]
+fn bench_micro() {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
+    }
+    let now = || {
+        let mut t = Timespec { sec: 0, nsec: 0 };
+        unsafe { clock_gettime(3, &mut t) };
+        t.sec as f64 + t.nsec as f64 * 1e-9
+    };
+    for isa in [Isa::Avx2, Isa::Avx512] {
+        let g = gemm::QuantGemm::new(Type::Q4_K, isa).unwrap();
+        let (mr, nr, groups) = (g.mr_nr().0, g.nr(), 4);
+        let a = vec![3u8; mr * groups * gemm::A_REC];
+        let b = vec![vec![1u8; groups * gemm::B_REC]; nr];
+        let bs: Vec<&[u8]> = b.iter().map(|v| &v[..]).collect();
+        let mut out = vec![0f32; mr * nr];
+        let reps = 200_000;
+        let t = now();
+        for _ in 0..reps {
+            unsafe { g.micro_raw(&a, &bs, groups, &mut out) };
+        }
+        let el = now() - t;
+        let macs = (reps * mr * nr * groups * 256) as f64;
+        println!("{isa:?} {mr}x{nr}: {:.1} MACs/ns, {:.1} ns per call", macs / el / 1e9, el / reps as f64 * 1e9);
     }
 }

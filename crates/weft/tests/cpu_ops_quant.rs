@@ -158,12 +158,13 @@ fn mul_mat_quantized_a_is_ggml_block_dot_on_converted_b_rows() {
 
 #[test]
 fn mul_mat_many_columns_takes_the_gemm_and_agrees_with_block_dots() {
-    // 37 rows and 19 columns: tails of every row and column tile; two matrices of a
-    // broadcast over 2 x 3 of b; 32-element formats with k = 352, not whole 256 groups.
+    // 37 rows and 35 columns (past GEMM_MIN_COLS): tails of every row and column tile; two
+    // matrices of a broadcast over 2 x 3 of b; 32-element formats with k = 352, not whole
+    // 256-element groups.
     let as_i64 = |ne: [usize; 4]| ne.map(|x| x as i64);
     for ty in quant_types() {
         let k = if ty.blck_size() == 32 { 352 } else { 512 };
-        let (ne_a, ne_b) = ([k, 37, 2, 1], [k, 19, 2, 3]);
+        let (ne_a, ne_b) = ([k, 37, 2, 1], [k, 35, 2, 3]);
         let ctx = host_ctx();
         let (a, a_deq) = quant_input(&ctx, ty, as_i64(ne_a), 21);
         let (b, vb) = f32_input(&ctx, Type::F32, as_i64(ne_b), 22);

@@ -252,20 +252,30 @@ fn q4k_header(b: &BlockQ4K) -> (Half, Half, [u8; K_SCALE_SIZE]) {
 fn scale_min_levels<B>(
     b: &B,
     header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]),
-    level: impl Fn(&B, usize) -> u8,
+    levels: impl Fn(&B, &mut [i8]),
     s: &mut [i8],
     sa: &mut [f32],
     ma: &mut [f32],
 ) {
     let (d, min, scales) = header(b);
     let (d, min) = (d.to_f32(), min.to_f32());
-    for (e, o) in s.iter_mut().enumerate().take(QK_K) {
-        *o = level(b, e) as i8;
-    }
+    levels(b, s);
     for j in 0..QK_K / 32 {
         let (sc, m) = scale_min(j, &scales);
         sa[2 * j..2 * j + 2].fill(d * sc as f32);
         ma[2 * j..2 * j + 2].fill(-(min * m as f32));
+    }
+}
+
+/// All 256 nibbles of a Q4_K / Q5_K block (chunk c of 64 elements: low nibbles of
+/// qs[32 c..], then high nibbles), plus 16 where `qh` has the element's bit (Q5_K).
+fn nibble_levels(qs: &[u8; QK_K / 2], qh: Option<&[u8; QK_K / 8]>, s: &mut [i8]) {
+    for c in 0..QK_K / 64 {
+        for j in 0..32 {
+            let (q, h) = (qs[32 * c + j], qh.map_or(0, |h| h[j]));
+            s[64 * c + j] = ((q & 0xf) | ((h >> (2 * c)) & 1) << 4) as i8;
+            s[64 * c + 32 + j] = ((q >> 4) | ((h >> (2 * c + 1)) & 1) << 4) as i8;
+        }
     }
 }
 
@@ -297,7 +307,7 @@ impl Format for Q4K {
 
     const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
     fn levels(b: &BlockQ4K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
-        scale_min_levels(b, q4k_header, q4k_level, s, sa, ma);
+        scale_min_levels(b, q4k_header, |b, s| nibble_levels(&b.qs, None, s), s, sa, ma);
     }
 }
 
@@ -354,6 +364,6 @@ impl Format for Q5K {
 
     const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
     fn levels(b: &BlockQ5K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
-        scale_min_levels(b, q5k_header, q5k_level, s, sa, ma);
+        scale_min_levels(b, q5k_header, |b, s| nibble_levels(&b.qs, Some(&b.qh), s), s, sa, ma);
     }
 }

@@ -19,9 +19,10 @@ use crate::tensor::Tensor;
 use crate::types::{quant, Type};
 use crate::{Error, Result};
 
-/// From this many columns of b per matrix on, MUL_MAT takes the GEMM: decoding a weight row
-/// costs about as much as a few `vec_dot`s, and each column after that is far cheaper.
-pub(super) const GEMM_MIN_COLS: usize = 8;
+/// From this many columns of b per matrix on, MUL_MAT takes the GEMM: decoding and packing a
+/// weight row costs about 10 to 20 `vec_dot`s, and each column after that a third of one
+/// (measured crossover: 16 to 32 columns, depending on the type).
+pub(super) const GEMM_MIN_COLS: usize = 32;
 
 /// Whether b's type can be multiplied with quantized rows of `a_ty`: a float type (converted
 /// per row), or a's vec_dot type itself with packed rows (used as stored, as ggml does).

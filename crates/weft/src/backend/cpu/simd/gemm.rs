@@ -5,7 +5,7 @@
 //! micro-kernel (`gemm_kernel.rs`) whose inner loop is nothing but byte dot products.
 //!
 //! A group is 256 elements of a row: 16 lanes of 16 elements. Packed, its bytes are in
-//! lane-major order (`lane_pos`): each 64-byte step holds 4 consecutive elements of every
+//! lane-major order (`lane_major`): each 64-byte step holds 4 consecutive elements of every
 //! lane, so the i32 lanes of a `dot4` always belong to one lane and one scale. Records:
 //! - a (weights), `A_REC` bytes: levels (256 u8), `sa` (16 f32), `ca` (16 f32): element
 //!   = sa * level + ca, lane by lane;
@@ -48,10 +48,24 @@ const KC: usize = 12;
 /// Rows per task (a multiple of every MR).
 const ROW_BLOCK: usize = 64;
 
-/// Byte position of element `i` of a group in the lane-major layout.
+/// 256 levels of a group into lane-major order, each byte XORed with `flip` (0x80 turns
+/// signed levels into VNNI's unsigned operand, + 128): lane l's 4-byte run of step s moves
+/// from element 16 l + 4 s to byte 64 s + 4 l.
 #[inline]
-fn lane_pos(i: usize) -> usize {
-    (i % 16 / 4) * 64 + (i / 16) * 4 + i % 4
+fn lane_major(levels: &[i8], flip: u8, rec: &mut [u8]) {
+    let flip = u32::from_ne_bytes([flip; 4]);
+    for l in 0..16 {
+        for s in 0..4 {
+            let src = 16 * l + 4 * s;
+            let w = u32::from_ne_bytes([
+                levels[src] as u8,
+                levels[src + 1] as u8,
+                levels[src + 2] as u8,
+                levels[src + 3] as u8,
+            ]);
+            rec[64 * s + 4 * l..64 * s + 4 * l + 4].copy_from_slice(&(w ^ flip).to_ne_bytes());
+        }
+    }
 }
 
 /// 64-byte aligned storage, so that no 32-byte load of a record crosses a cache line.
@@ -167,9 +181,7 @@ fn pack_b_group(dot_ty: Type, row: &[u8], g: usize, k: usize, rec: &mut [u8]) {
             mb[l] = sb[l] * sum as f32;
         }
     }
-    for (i, &v) in q.iter().enumerate() {
-        rec[lane_pos(i)] = v as u8;
-    }
+    lane_major(&q, 0, rec);
     put_f32s(rec, 256, &sb);
     put_f32s(rec, 320, &mb);
     for (o, x) in rec[384..448].chunks_exact_mut(4).zip(nbs) {
@@ -217,9 +229,7 @@ fn pack_a<'a>(
         for g in 0..groups {
             let at = ((tile * groups + g) * mr + rin) * A_REC;
             let rec = &mut out[at..at + A_REC];
-            for (j, &v) in lv.s[g * GROUP..(g + 1) * GROUP].iter().enumerate() {
-                rec[lane_pos(j)] = if mode == Mode::OFFSET { (v as u8) ^ 0x80 } else { v as u8 };
-            }
+            lane_major(&lv.s[g * GROUP..(g + 1) * GROUP], if mode == Mode::OFFSET { 0x80 } else { 0 }, rec);
             put_f32s(rec, 256, lv.sa[16 * g..16 * g + 16].try_into().expect("16"));
             put_f32s(rec, 320, lv.ma[16 * g..16 * g + 16].try_into().expect("16"));
         }

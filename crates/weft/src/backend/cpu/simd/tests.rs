@@ -331,3 +331,19 @@ fn bench_micro() {
         println!("{isa:?} {mr}x{nr}: {:.1} MACs/ns, {:.1} ns per call", macs / el / 1e9, el / reps as f64 * 1e9);
     }
 }
+
+#[test]
+#[ignore]
+fn bench_levels() {
+    let mut rng = Rng::new(1);
+    for ty in TYPES {
+        let n = 14336;
+        let x = quantized_row(ty, n, &mut rng);
+        let (mut s, mut sa, mut ma) = (vec![0i8; n], vec![0f32; n / 16], vec![0f32; n / 16]);
+        let t = std::time::Instant::now();
+        for _ in 0..200 {
+            quant::row_levels(ty, &x, &mut s, &mut sa, &mut ma).unwrap();
+        }
+        println!("{ty}: {:.2} ns/element", t.elapsed().as_secs_f64() / (200 * n) as f64 * 1e9);
+    }
+}

@@ -335,18 +335,6 @@ impl QuantGemm {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn mr_nr(&self) -> (usize, usize) {
-        (self.mr, self.nr)
-    }
-
-    /// # Safety
-    /// As for the micro-kernel call in `block`.
-    #[cfg(test)]
-    pub(crate) unsafe fn micro_raw(&self, a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-        (self.micro)(a, b, groups, out)
-    }
-
     /// Columns of a packed b are padded to a multiple of this.
     pub(crate) fn nr(&self) -> usize {
         self.nr

@@ -117,7 +117,7 @@ pub(crate) trait Simd: Copy {
     /// 65536 halves (one load; converting in registers costs more, see `F16_TABLE`).
     #[inline(always)]
     fn f16(self, bits: u16) -> f32 {
-        f32::from_bits(F16_TABLE[bits as usize])
+        half_to_f32(bits)
     }
 
     /// `acc + dot4(u, s)` (one `vpdpbusd` / `sdot` where the ISA has it).
@@ -176,6 +176,12 @@ static F16_TABLE: [u32; 65536] = {
     }
     t
 };
+
+/// `F16_TABLE` lookup: the f32 value of the half with these bits.
+#[inline(always)]
+pub(crate) fn half_to_f32(bits: u16) -> f32 {
+    f32::from_bits(F16_TABLE[bits as usize])
+}
 
 /// IEEE half to single, exactly (subnormal halves become normal singles).
 const fn f16_bits_to_f32_bits(h: u16) -> u32 {

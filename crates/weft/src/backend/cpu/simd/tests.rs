@@ -210,11 +210,7 @@ fn from_float_refuses_mismatched_lengths() {
 #[test]
 fn the_f16_table_is_the_exact_conversion() {
     for bits in 0..=u16::MAX {
-        let want = crate::types::f16_to_f32(bits);
-        #[cfg(target_arch = "x86_64")]
-        let got = ops::Simd::f16(unsafe { x86::Avx2::new_unchecked() }, bits);
-        #[cfg(not(target_arch = "x86_64"))]
-        let got = want;
+        let (got, want) = (ops::half_to_f32(bits), crate::types::f16_to_f32(bits));
         assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{bits:#06x}: {got} vs {want}");
     }
 }
@@ -295,55 +291,5 @@ fn gemm_matches_the_scalar_dots_on_every_isa_with_tails() {
         // More rows than one task's block, fewer columns than the column tile.
         check_gemm(Type::Q4_K, isa, 150, 1, 256, &mut rng);
         check_gemm(Type::IQ4_NL, isa, 70, 3, 64, &mut rng);
-    }
-}
-
-#[test]
-#[ignore]
-fn bench_micro() {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
-    }
-    let now = || {
-        let mut t = Timespec { sec: 0, nsec: 0 };
-        unsafe { clock_gettime(3, &mut t) };
-        t.sec as f64 + t.nsec as f64 * 1e-9
-    };
-    for isa in [Isa::Avx2, Isa::Avx512] {
-        let g = gemm::QuantGemm::new(Type::Q4_K, isa).unwrap();
-        let (mr, nr, groups) = (g.mr_nr().0, g.nr(), 4);
-        let a = vec![3u8; mr * groups * gemm::A_REC];
-        let b = vec![vec![1u8; groups * gemm::B_REC]; nr];
-        let bs: Vec<&[u8]> = b.iter().map(|v| &v[..]).collect();
-        let mut out = vec![0f32; mr * nr];
-        let reps = 200_000;
-        let t = now();
-        for _ in 0..reps {
-            unsafe { g.micro_raw(&a, &bs, groups, &mut out) };
-        }
-        let el = now() - t;
-        let macs = (reps * mr * nr * groups * 256) as f64;
-        println!("{isa:?} {mr}x{nr}: {:.1} MACs/ns, {:.1} ns per call", macs / el / 1e9, el / reps as f64 * 1e9);
-    }
-}
-
-#[test]
-#[ignore]
-fn bench_levels() {
-    let mut rng = Rng::new(1);
-    for ty in TYPES {
-        let n = 14336;
-        let x = quantized_row(ty, n, &mut rng);
-        let (mut s, mut sa, mut ma) = (vec![0i8; n], vec![0f32; n / 16], vec![0f32; n / 16]);
-        let t = std::time::Instant::now();
-        for _ in 0..200 {
-            quant::row_levels(ty, &x, &mut s, &mut sa, &mut ma).unwrap();
-        }
-        println!("{ty}: {:.2} ns/element", t.elapsed().as_secs_f64() / (200 * n) as f64 * 1e9);
     }
 }

@@ -47,9 +47,12 @@ export declare class Backend {
   allocBuffer(size: number): BackendBuffer
   /**
    * ggml_backend_graph_compute, off the event loop. The graph's tensors must be allocated;
-   * their buffers cannot be written or read until the Promise settles.
+   * their buffers cannot be written or read until the Promise settles. `options.signal`
+   * stops the compute between nodes (the Promise rejects with an AbortError) and
+   * `options.onProgress(nodesDone, nodesTotal)` follows it. Every failure, a busy buffer
+   * or a bad argument included, rejects the Promise.
    */
-  compute(graph: Graph): Promise<void>
+  compute(graph: Graph, options?: ComputeOptions | undefined | null): Promise<void>
   /**
    * ggml_backend_compare_graph_backend: compute `graph` here and a copy on `other`, one
    * node at a time, returning both results of every non-view node as f32.
@@ -57,6 +60,7 @@ export declare class Backend {
   compareGraph(other: Backend, graph: Graph): Promise<Array<NodeComparison>>
   /** ggml_backend_synchronize. */
   synchronize(): void
+  /** Drop this backend now. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -69,9 +73,9 @@ export declare class BackendBuffer {
   get size(): number
   get name(): string
   get isHost(): boolean
-  /** 'any', 'weights' or 'compute' (ggml_backend_buffer_usage). */
-  get usage(): string
-  set usage(usage: string)
+  /** ggml_backend_buffer_usage: 'any', 'weights' or 'compute'. */
+  get usage(): BufferUsage
+  set usage(usage: BufferUsage)
   /** ggml_backend_buffer_clear: every byte set to `value`. */
   clear(value: number): void
   /**
@@ -139,105 +143,105 @@ export declare class Context {
    * (after buildBackwardExpand). Computing gb then updates the parameters in place.
    */
   buildOptAdamw(gf: Graph, gb: Graph, options: AdamwOptions): void
-  /** r" ggml_add: a + b, b broadcast over a. */
+  /** ggml_add: a + b, b broadcast over a. */
   add(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_add: a + b, b broadcast over a. */
+  /** ggml_add: a + b, b broadcast over a. */
   addInplace(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_sub: a - b, b broadcast over a. */
+  /** ggml_sub: a - b, b broadcast over a. */
   sub(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_sub: a - b, b broadcast over a. */
+  /** ggml_sub: a - b, b broadcast over a. */
   subInplace(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_mul: a * b elementwise, b broadcast over a. */
+  /** ggml_mul: a * b elementwise, b broadcast over a. */
   mul(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_mul: a * b elementwise, b broadcast over a. */
+  /** ggml_mul: a * b elementwise, b broadcast over a. */
   mulInplace(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_div: a / b elementwise, b broadcast over a. */
+  /** ggml_div: a / b elementwise, b broadcast over a. */
   div(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_div: a / b elementwise, b broadcast over a. */
+  /** ggml_div: a / b elementwise, b broadcast over a. */
   divInplace(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_add1: a + scalar b. */
+  /** ggml_add1: a + scalar b. */
   add1(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_add1: a + scalar b. */
+  /** ggml_add1: a + scalar b. */
   add1Inplace(a: Tensor, b: Tensor): Tensor
-  /** r" ggml_dup: a copy of a. */
+  /** ggml_dup: a copy of a. */
   dup(a: Tensor): Tensor
-  /** r" ggml_dup: a copy of a. */
+  /** ggml_dup: a copy of a. */
   dupInplace(a: Tensor): Tensor
-  /** r" ggml_sqr: x^2. */
+  /** ggml_sqr: x^2. */
   sqr(a: Tensor): Tensor
-  /** r" ggml_sqr: x^2. */
+  /** ggml_sqr: x^2. */
   sqrInplace(a: Tensor): Tensor
-  /** r" ggml_sqrt. */
+  /** ggml_sqrt. */
   sqrt(a: Tensor): Tensor
-  /** r" ggml_sqrt. */
+  /** ggml_sqrt. */
   sqrtInplace(a: Tensor): Tensor
-  /** r" ggml_log: natural log. */
+  /** ggml_log: natural log. */
   log(a: Tensor): Tensor
-  /** r" ggml_log: natural log. */
+  /** ggml_log: natural log. */
   logInplace(a: Tensor): Tensor
-  /** r" ggml_sin. */
+  /** ggml_sin. */
   sin(a: Tensor): Tensor
-  /** r" ggml_sin. */
+  /** ggml_sin. */
   sinInplace(a: Tensor): Tensor
-  /** r" ggml_cos. */
+  /** ggml_cos. */
   cos(a: Tensor): Tensor
-  /** r" ggml_cos. */
+  /** ggml_cos. */
   cosInplace(a: Tensor): Tensor
-  /** r" ggml_abs. */
+  /** ggml_abs. */
   abs(a: Tensor): Tensor
-  /** r" ggml_abs. */
+  /** ggml_abs. */
   absInplace(a: Tensor): Tensor
-  /** r" ggml_sgn: -1, 0 or 1. */
+  /** ggml_sgn: -1, 0 or 1. */
   sgn(a: Tensor): Tensor
-  /** r" ggml_sgn: -1, 0 or 1. */
+  /** ggml_sgn: -1, 0 or 1. */
   sgnInplace(a: Tensor): Tensor
-  /** r" ggml_neg. */
+  /** ggml_neg. */
   neg(a: Tensor): Tensor
-  /** r" ggml_neg. */
+  /** ggml_neg. */
   negInplace(a: Tensor): Tensor
-  /** r" ggml_step: 1 where x > 0. */
+  /** ggml_step: 1 where x > 0. */
   step(a: Tensor): Tensor
-  /** r" ggml_step: 1 where x > 0. */
+  /** ggml_step: 1 where x > 0. */
   stepInplace(a: Tensor): Tensor
-  /** r" ggml_tanh. */
+  /** ggml_tanh. */
   tanh(a: Tensor): Tensor
-  /** r" ggml_tanh. */
+  /** ggml_tanh. */
   tanhInplace(a: Tensor): Tensor
-  /** r" ggml_elu. */
+  /** ggml_elu. */
   elu(a: Tensor): Tensor
-  /** r" ggml_elu. */
+  /** ggml_elu. */
   eluInplace(a: Tensor): Tensor
-  /** r" ggml_relu. */
+  /** ggml_relu. */
   relu(a: Tensor): Tensor
-  /** r" ggml_relu. */
+  /** ggml_relu. */
   reluInplace(a: Tensor): Tensor
-  /** r" ggml_sigmoid. */
+  /** ggml_sigmoid. */
   sigmoid(a: Tensor): Tensor
-  /** r" ggml_sigmoid. */
+  /** ggml_sigmoid. */
   sigmoidInplace(a: Tensor): Tensor
-  /** r" ggml_gelu (tanh approximation, through ggml's f16 table on CPU). */
+  /** ggml_gelu (tanh approximation, through ggml's f16 table on CPU). */
   gelu(a: Tensor): Tensor
-  /** r" ggml_gelu (tanh approximation, through ggml's f16 table on CPU). */
+  /** ggml_gelu (tanh approximation, through ggml's f16 table on CPU). */
   geluInplace(a: Tensor): Tensor
-  /** r" ggml_gelu_quick: x * sigmoid(1.702 x). */
+  /** ggml_gelu_quick: x * sigmoid(1.702 x). */
   geluQuick(a: Tensor): Tensor
-  /** r" ggml_gelu_quick: x * sigmoid(1.702 x). */
+  /** ggml_gelu_quick: x * sigmoid(1.702 x). */
   geluQuickInplace(a: Tensor): Tensor
-  /** r" ggml_silu: x * sigmoid(x). */
+  /** ggml_silu: x * sigmoid(x). */
   silu(a: Tensor): Tensor
-  /** r" ggml_silu: x * sigmoid(x). */
+  /** ggml_silu: x * sigmoid(x). */
   siluInplace(a: Tensor): Tensor
-  /** r" ggml_hardswish. */
+  /** ggml_hardswish. */
   hardswish(a: Tensor): Tensor
-  /** r" ggml_hardswish. */
+  /** ggml_hardswish. */
   hardswishInplace(a: Tensor): Tensor
-  /** r" ggml_hardsigmoid. */
+  /** ggml_hardsigmoid. */
   hardsigmoid(a: Tensor): Tensor
-  /** r" ggml_hardsigmoid. */
+  /** ggml_hardsigmoid. */
   hardsigmoidInplace(a: Tensor): Tensor
-  /** r" ggml_exp. */
+  /** ggml_exp. */
   exp(a: Tensor): Tensor
-  /** r" ggml_exp. */
+  /** ggml_exp. */
   expInplace(a: Tensor): Tensor
   /** ggml_add_cast: a + b computed into type `ty`. */
   addCast(a: Tensor, b: Tensor, ty: GgmlType): Tensor
@@ -373,8 +377,11 @@ export declare class Context {
   mulMatId(as: Tensor, b: Tensor, ids: Tensor): Tensor
   /** ggml_out_prod: a [m, n] and b [p, n] -> [m, p]. */
   outProd(a: Tensor, b: Tensor): Tensor
-  /** ggml_rope: rotary embedding with positions b (i32), default frequency settings. */
-  rope(a: Tensor, b: Tensor, nDims: number, mode: number): Tensor
+  /**
+   * ggml_rope: rotary embedding with positions b (i32), default frequency settings;
+   * `mode` 0 = normal, 2 = GPT-NeoX.
+   */
+  rope(a: Tensor, b: Tensor, nDims: number, mode: 0 | 2): Tensor
   /** ggml_rope_ext: rotary embedding with positions b (i32) and optional frequency factors c. */
   ropeExt(a: Tensor, b: Tensor, c?: Tensor | undefined | null, options?: RopeOptions | undefined | null): Tensor
   /** ggml_rope_ext_inplace. */
@@ -470,6 +477,9 @@ export declare class GgufWriter {
   toBytes(): Uint8Array
   /** gguf_write_to_file. */
   writeFile(path: string): void
+  /** Drop the metadata and tensor data gathered so far; later calls throw. */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
 }
 
 export declare class Graph {
@@ -501,6 +511,7 @@ export declare class Graph {
   get hasGrads(): boolean
   /** ggml_graph_clear. */
   clear(): void
+  /** Drop this handle now (its nodes live on while other graphs or tensors use them). */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -516,7 +527,9 @@ export declare class GraphAllocator {
   bufferSize(i?: number | undefined | null): number
   /** The buffers the allocator holds. */
   buffers(): BackendBuffer
+  /** Drop the allocator and its hold on its buffers (tensors placed in them keep theirs). */
   dispose(): void
+  [globalThis.Symbol.dispose](): void
 }
 
 export declare class Tensor {
@@ -534,9 +547,9 @@ export declare class Tensor {
   /** ggml_set_name: names longer than 63 bytes are cut, as in ggml. */
   set name(name: string)
   /** The op that computes this tensor ('NONE' for leaves), by ggml_op_name. */
-  get op(): string
+  get op(): OpName
   /** ggml_op_desc: the unary op's name for UNARY ('GELU'), the op name otherwise. */
-  get opDesc(): string
+  get opDesc(): OpName | UnaryOp
   /** Source `i` (ggml's src[i]), or null. */
   src(i: number): Tensor | null
   /** All source slots up to the last present one (holes are null). */
@@ -595,10 +608,23 @@ export declare class Tensor {
    * a GPU backend it waits for the copy; getAsync does the same off the event loop.
    */
   get(offset?: number | undefined | null, length?: number | undefined | null): Uint8Array
-  /** get() off the event loop (worth it for GPU buffers, whose readback waits on the device). */
+  /**
+   * get() off the event loop (worth it for GPU buffers, whose readback waits on the device).
+   * Every failure rejects the Promise.
+   */
   getAsync(offset?: number | undefined | null, length?: number | undefined | null): Promise<Uint8Array>
-  /** toFloat32() off the event loop. */
+  /** toFloat32() off the event loop. Every failure rejects the Promise. */
   toFloat32Async(): Promise<Float32Array>
+  /**
+   * The elements of an integer tensor (i8, i16, i32) as Int32Array, in logical order
+   * (ne[0] fastest) following its strides: argmax and argsort results, getRows indices.
+   */
+  toInt32(): Int32Array
+  /**
+   * The elements of an integer tensor (i8, i16, i32, i64) as BigInt64Array, in logical
+   * order: countEqual's i64 result, or any integer tensor without loss.
+   */
+  toBigInt64(): BigInt64Array
   /**
    * The elements as f32 in logical order (ne[0] fastest), converting from the tensor's type
    * and following its strides.
@@ -608,11 +634,11 @@ export declare class Tensor {
   fromFloat32(data: Float32Array): void
   /** Fill all bytes of the tensor with `value` (ggml_backend_tensor_memset). */
   memset(value: number): void
+  get disposed(): boolean
+  toString(): string
   /** Drop this handle now. The node lives on while graphs or other handles use it. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
-  get disposed(): boolean
-  toString(): string
 }
 
 export interface AdamwOptions {
@@ -623,6 +649,32 @@ export interface AdamwOptions {
   eps: number
   /** Weight decay. */
   wd: number
+}
+
+/** ggml_backend_buffer_usage. */
+export type BufferUsage = 'any' | 'weights' | 'compute'
+
+/** BufferUsage's values by name, at run time too (`BufferUsage.Any === 'any'`). */
+export declare const BufferUsage: {
+  readonly Any: 'any'
+  readonly Weights: 'weights'
+  readonly Compute: 'compute'
+}
+
+/** Options of Backend.compute. */
+export interface ComputeOptions {
+  /**
+   * Stops the compute before its next node once aborted; the Promise then rejects with an
+   * AbortError (`name` 'AbortError', `code` 'ABORT_ERR', `cause` the signal's reason).
+   */
+  signal?: AbortSignal
+  /**
+   * Called on the JS thread with (nodesDone, nodesTotal) as the compute advances: each time
+   * the whole percentage changes (so at most 101 times) and with (total, total) before the
+   * Promise resolves. If it throws, the compute stops and the Promise rejects with what it
+   * threw.
+   */
+  onProgress?: (nodesDone: number, nodesTotal: number) => void
 }
 
 export interface ContextOptions {
@@ -654,16 +706,64 @@ export interface DeviceInfo {
   /** Name to pass to Backend.init ('CPU', 'WebGPU0', ...). */
   name: string
   description: string
-  /** 'cpu', 'gpu' or 'accel'. */
-  type: string
+  /** 'cpu', 'gpu' or 'accel' (ggml_backend_dev_type). */
+  type: DeviceType
   memoryFree: number
   memoryTotal: number
   /** Backend-specific facts (API, limits, threads). */
   properties: Record<string, string>
 }
 
-/** r" A tensor element type (ggml_type_name). */
+/** ggml_backend_dev_type. */
+export type DeviceType = 'cpu' | 'gpu' | 'accel'
+
+/** DeviceType's values by name, at run time too (`DeviceType.Cpu === 'cpu'`). */
+export declare const DeviceType: {
+  readonly Cpu: 'cpu'
+  readonly Gpu: 'gpu'
+  readonly Accel: 'accel'
+}
+
+/** A tensor element type (ggml_type_name). */
 export type GgmlType = 'f32' | 'f16' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q8_0' | 'q8_1' | 'q2_K' | 'q3_K' | 'q4_K' | 'q5_K' | 'q6_K' | 'q8_K' | 'iq2_xxs' | 'iq2_xs' | 'iq3_xxs' | 'iq1_s' | 'iq4_nl' | 'iq3_s' | 'iq2_s' | 'iq4_xs' | 'i8' | 'i16' | 'i32' | 'i64' | 'f64' | 'iq1_m' | 'bf16' | 'q4_0_4x4' | 'q4_0_4x8' | 'q4_0_8x8' | 'tq1_0' | 'tq2_0'
+
+/** GgmlType's values by name, at run time too (`GgmlType.F32 === 'f32'`). */
+export declare const GgmlType: {
+  readonly F32: 'f32'
+  readonly F16: 'f16'
+  readonly Q4_0: 'q4_0'
+  readonly Q4_1: 'q4_1'
+  readonly Q5_0: 'q5_0'
+  readonly Q5_1: 'q5_1'
+  readonly Q8_0: 'q8_0'
+  readonly Q8_1: 'q8_1'
+  readonly Q2_K: 'q2_K'
+  readonly Q3_K: 'q3_K'
+  readonly Q4_K: 'q4_K'
+  readonly Q5_K: 'q5_K'
+  readonly Q6_K: 'q6_K'
+  readonly Q8_K: 'q8_K'
+  readonly IQ2_XXS: 'iq2_xxs'
+  readonly IQ2_XS: 'iq2_xs'
+  readonly IQ3_XXS: 'iq3_xxs'
+  readonly IQ1_S: 'iq1_s'
+  readonly IQ4_NL: 'iq4_nl'
+  readonly IQ3_S: 'iq3_s'
+  readonly IQ2_S: 'iq2_s'
+  readonly IQ4_XS: 'iq4_xs'
+  readonly I8: 'i8'
+  readonly I16: 'i16'
+  readonly I32: 'i32'
+  readonly I64: 'i64'
+  readonly F64: 'f64'
+  readonly IQ1_M: 'iq1_m'
+  readonly BF16: 'bf16'
+  readonly Q4_0_4_4: 'q4_0_4x4'
+  readonly Q4_0_4_8: 'q4_0_4x8'
+  readonly Q4_0_8_8: 'q4_0_8x8'
+  readonly TQ1_0: 'tq1_0'
+  readonly TQ2_0: 'tq2_0'
+}
 
 /** One tensor listed in a GGUF file. */
 export interface GgufTensorInfo {
@@ -682,6 +782,23 @@ export interface GgufTensorInfo {
 /** A GGUF metadata value type, by ggml's gguf_type_name. */
 export type GgufValueType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'bool' | 'str' | 'arr' | 'u64' | 'i64' | 'f64'
 
+/** GgufValueType's values by name, at run time too (`GgufValueType.U8 === 'u8'`). */
+export declare const GgufValueType: {
+  readonly U8: 'u8'
+  readonly I8: 'i8'
+  readonly U16: 'u16'
+  readonly I16: 'i16'
+  readonly U32: 'u32'
+  readonly I32: 'i32'
+  readonly F32: 'f32'
+  readonly Bool: 'bool'
+  readonly Str: 'str'
+  readonly Arr: 'arr'
+  readonly U64: 'u64'
+  readonly I64: 'i64'
+  readonly F64: 'f64'
+}
+
 export interface Im2colOptions {
   s0: number
   s1?: number
@@ -697,8 +814,9 @@ export interface Im2colOptions {
 export interface NodeComparison {
   /** Index of the node in the graph. */
   index: number
-  op: string
-  opDesc: string
+  op: OpName
+  /** The op, or the unary op for UNARY nodes (ggml_op_desc). */
+  opDesc: OpName | UnaryOp
   name: string
   /** The node computed by the backend compareGraph was called on. */
   a: Float32Array
@@ -707,7 +825,10 @@ export interface NodeComparison {
 }
 
 /** Every op weft declares, by ggml_op_name, in ggml's order. */
-export declare function opNames(): Array<string>
+/** An op by ggml_op_name, from the engine's op table (opNames() lists them in ggml's order). */
+export type OpName = 'NONE' | 'DUP' | 'ADD' | 'ADD1' | 'ACC' | 'SUB' | 'MUL' | 'DIV' | 'SQR' | 'SQRT' | 'LOG' | 'SIN' | 'COS' | 'SUM' | 'SUM_ROWS' | 'MEAN' | 'ARGMAX' | 'COUNT_EQUAL' | 'REPEAT' | 'REPEAT_BACK' | 'CONCAT' | 'SILU_BACK' | 'NORM' | 'RMS_NORM' | 'RMS_NORM_BACK' | 'GROUP_NORM' | 'MUL_MAT' | 'MUL_MAT_ID' | 'OUT_PROD' | 'SCALE' | 'SET' | 'CPY' | 'CONT' | 'RESHAPE' | 'VIEW' | 'PERMUTE' | 'TRANSPOSE' | 'GET_ROWS' | 'GET_ROWS_BACK' | 'DIAG' | 'DIAG_MASK_INF' | 'DIAG_MASK_ZERO' | 'SOFT_MAX' | 'SOFT_MAX_BACK' | 'ROPE' | 'ROPE_BACK' | 'CLAMP' | 'CONV_TRANSPOSE_1D' | 'IM2COL' | 'IM2COL_BACK' | 'CONV_TRANSPOSE_2D' | 'POOL_1D' | 'POOL_2D' | 'POOL_2D_BACK' | 'UPSCALE' | 'PAD' | 'ARANGE' | 'TIMESTEP_EMBEDDING' | 'ARGSORT' | 'LEAKY_RELU' | 'FLASH_ATTN_EXT' | 'FLASH_ATTN_BACK' | 'SSM_CONV' | 'SSM_SCAN' | 'WIN_PART' | 'WIN_UNPART' | 'GET_REL_POS' | 'ADD_REL_POS' | 'RWKV_WKV' | 'UNARY' | 'CROSS_ENTROPY_LOSS' | 'CROSS_ENTROPY_LOSS_BACK' | 'OPT_STEP_ADAMW'
+
+export declare function opNames(): Array<OpName>
 
 export interface Pool2dOptions {
   k0: number
@@ -718,11 +839,23 @@ export interface Pool2dOptions {
   p1: number
 }
 
-/** r" ggml_op_pool. */
+/** ggml_op_pool. */
 export type PoolOp = 'max' | 'avg'
 
-/** r" ggml_prec. */
+/** PoolOp's values by name, at run time too (`PoolOp.Max === 'max'`). */
+export declare const PoolOp: {
+  readonly Max: 'max'
+  readonly Avg: 'avg'
+}
+
+/** ggml_prec. */
 export type Prec = 'default' | 'f32'
+
+/** Prec's values by name, at run time too (`Prec.Default === 'default'`). */
+export declare const Prec: {
+  readonly Default: 'default'
+  readonly F32: 'f32'
+}
 
 /**
  * Quantizes a matrix of `nrows` rows of `ncols` floats (data.length = nrows * ncols) as
@@ -746,7 +879,7 @@ export interface RopeOptions {
   /** Rotated dims (n_dims); default a.ne[0]. */
   nDims?: number
   /** 0 = normal, 2 = GPT-NeoX (ggml's GGML_ROPE_TYPE_NEOX). Default 0. */
-  mode?: number
+  mode?: 0 | 2
   nCtxOrig?: number
   /** Default 10000. */
   freqBase?: number
@@ -762,8 +895,14 @@ export interface RopeOptions {
   betaSlow?: number
 }
 
-/** r" ggml_sort_order. */
+/** ggml_sort_order. */
 export type SortOrder = 'asc' | 'desc'
+
+/** SortOrder's values by name, at run time too (`SortOrder.Asc === 'asc'`). */
+export declare const SortOrder: {
+  readonly Asc: 'asc'
+  readonly Desc: 'desc'
+}
 
 /** ggml's type table: every element type with its block and type size. */
 export declare function typeTraits(): Array<TypeTraits>
@@ -781,11 +920,31 @@ export interface TypeTraits {
   isQuantized: boolean
 }
 
-/** r" ggml_unary_op, by ggml_unary_op_name. */
+/** ggml_unary_op, by ggml_unary_op_name. */
 export type UnaryOp = 'ABS' | 'SGN' | 'NEG' | 'STEP' | 'TANH' | 'ELU' | 'RELU' | 'SIGMOID' | 'GELU' | 'GELU_QUICK' | 'SILU' | 'HARDSWISH' | 'HARDSIGMOID' | 'EXP'
+
+/** UnaryOp's values by name, at run time too (`UnaryOp.Abs === 'ABS'`). */
+export declare const UnaryOp: {
+  readonly Abs: 'ABS'
+  readonly Sgn: 'SGN'
+  readonly Neg: 'NEG'
+  readonly Step: 'STEP'
+  readonly Tanh: 'TANH'
+  readonly Elu: 'ELU'
+  readonly Relu: 'RELU'
+  readonly Sigmoid: 'SIGMOID'
+  readonly Gelu: 'GELU'
+  readonly GeluQuick: 'GELU_QUICK'
+  readonly Silu: 'SILU'
+  readonly Hardswish: 'HARDSWISH'
+  readonly Hardsigmoid: 'HARDSIGMOID'
+  readonly Exp: 'EXP'
+}
 
 /**
  * ggml_validate_row_data: throws if `bytes` are not whole blocks of `type` or hold a
  * non-finite scale (quantized types) or value (float types); the message says which.
  */
 export declare function validateRowData(ty: GgmlType, bytes: Uint8Array): void
+
+/* finished by scripts/finish-dts.mjs */

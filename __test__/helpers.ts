@@ -31,6 +31,26 @@ export function throwsWith(f: () => unknown, code: string, ...parts: string[]): 
   })
 }
 
+/**
+ * `call()` returns a Promise rather than throwing, and it rejects with an Error with this
+ * `code` whose message mentions every one of `parts`.
+ */
+export async function rejectsWith(call: () => Promise<unknown>, code: string, ...parts: string[]): Promise<void> {
+  let p: Promise<unknown>
+  try {
+    p = call()
+  } catch (e) {
+    assert.fail(`threw synchronously instead of rejecting: ${(e as Error).message}`)
+  }
+  assert.ok(p instanceof Promise, 'returns a Promise')
+  await assert.rejects(p, (e: any) => {
+    assert.ok(e instanceof Error, 'an Error')
+    assert.equal((e as { code?: string }).code, code, e.message)
+    for (const part of parts) assert.ok(e.message.includes(part), `"${e.message}" should mention "${part}"`)
+    return true
+  })
+}
+
 export function assertClose(got: ArrayLike<number>, want: ArrayLike<number>, tol: number, what = ''): void {
   if (got.length !== want.length) throw new Error(`${what}: length ${got.length} != ${want.length}`)
   for (let i = 0; i < got.length; i++) {

@@ -1,14 +1,18 @@
 // Benchmarks that print ratios measured in the same run against a peer on this machine:
-// elementwise ops against the machine's own memory bandwidth (a plain copy), and matrix
-// multiplication against numpy (OpenBLAS) when python3 with numpy is installed.
+// elementwise ops against the machine's own memory bandwidth (a plain copy); an f32 512^3
+// matrix product against numpy's sgemm, and every type's n = 1 MUL_MAT (ggml's perf shape)
+// as weight bytes/s against an OpenBLAS f32 mat-vec, the two taking turns call by call
+// (bench/blas-peer.ts), when python3 with numpy is installed.
 //
 //   npm run bench
+//   npm run bench -- --vs-ggml PATH ...   ggml's perf mode against weft's (bench/vs-ggml.ts)
 import { createRequire } from 'node:module'
-import { execFileSync } from 'node:child_process'
 import type * as Weft from '../index.js'
+import { ALL_TYPES, f32ToBf16, f32ToF16 } from '../__test__/backend-ops/ggml-types.js'
+import { BlasPeer } from './blas-peer.js'
 
 const require = createRequire(import.meta.url)
-const { Backend, Context }: typeof Weft = require('../index.js')
+const { Backend, Context, quantize, requiresImatrix }: typeof Weft = require('../index.js')
 
 /** Median seconds of `runs` timed calls after one warm-up. */
 async function time(runs: number, f: () => unknown | Promise<unknown>): Promise<number> {
@@ -44,53 +48,111 @@ async function elementwise(): Promise<void> {
   console.log(`weft CPU add f32:    ${addGBs.toFixed(2)} GB/s   ratio to copy bandwidth: ${(addGBs / copyGBs).toFixed(2)}`)
 }
 
-function numpyGflops(n: number): number | null {
-  const script = `
-import numpy as np, time
-n=${n}; a=np.random.rand(n,n).astype(np.float32); b=np.random.rand(n,n).astype(np.float32)
-a@b
-t=[]
-for _ in range(5):
-    t0=time.perf_counter(); a@b; t.append(time.perf_counter()-t0)
-t.sort(); print(2*n**3/t[2]/1e9)
-`
-  try {
-    // Some machines pin OpenBLAS to an old core type for safety; that slows it down, so the
-    // peer runs without those two settings.
-    const env = { ...process.env }
-    delete env.OPENBLAS_CORETYPE
-    delete env.OPENBLAS_L2_SIZE
-    const out = execFileSync('python3', ['-c', script], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'ignore'] })
-    return Number(out)
-  } catch {
-    return null
+/** Best seconds of weft and of the peer over `rounds` turns, one call each per turn. */
+async function interleaved(rounds: number, weft: () => Promise<unknown>, peer: () => Promise<number>): Promise<[number, number]> {
+  await weft()
+  await peer()
+  let [w, p] = [Infinity, Infinity]
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now()
+    await weft()
+    w = Math.min(w, (performance.now() - t0) / 1000)
+    p = Math.min(p, await peer())
+  }
+  return [w, p]
+}
+
+/** A graph of one MUL_MAT of an [k, m] `type` matrix by an [k, n] f32 one, allocated on the CPU. */
+function mulMatGraph(cpu: Weft.Backend, type: Weft.GgmlType, m: number, n: number, k: number) {
+  const ctx = new Context({ memSize: 1 << 20, noAlloc: true })
+  const a = ctx.newTensor2d(type, k, m)
+  const b = ctx.newTensor2d('f32', k, n)
+  const g = ctx.newGraph()
+  g.buildForwardExpand(ctx.mulMat(a, b))
+  const buf = cpu.allocCtxTensors(ctx)
+  return { ctx, a, b, g, buf }
+}
+
+/** Fill a tensor of any type with small random values: 16 rows quantized (or converted) once, tiled. */
+function fillRandom(t: Weft.Tensor): void {
+  const k = t.ne[0]!
+  const rows = Math.min(16, t.nrows)
+  const data = new Float32Array(k * rows).map(() => Math.random() * 2 - 1)
+  let block: Uint8Array
+  if (t.type === 'f32') block = new Uint8Array(data.buffer)
+  else if (t.type === 'f16' || t.type === 'bf16') {
+    const conv = t.type === 'f16' ? f32ToF16 : f32ToBf16
+    block = new Uint8Array(Uint16Array.from(data, conv).buffer)
+  } else block = quantize(t.type, data, rows, k, requiresImatrix(t.type) ? new Float32Array(k).fill(1) : null)
+  for (let off = 0; off < t.nbytes; off += block.byteLength) t.set(block.subarray(0, Math.min(block.byteLength, t.nbytes - off)), off)
+}
+
+async function matmul(peer: BlasPeer | null): Promise<void> {
+  const n = 512
+  const cpu = Backend.init('CPU')
+  const { a, b, g } = mulMatGraph(cpu, 'f32', n, n, n)
+  fillRandom(a)
+  fillRandom(b)
+  if (!peer) {
+    const sec = await time(5, () => cpu.compute(g))
+    console.log(`weft CPU mul_mat f32 ${n}^3: ${((2 * n ** 3) / sec / 1e9).toFixed(2)} GFLOP/s   (numpy not installed: no peer)`)
+    return
+  }
+  const [w, p] = await interleaved(20, () => cpu.compute(g), () => peer.gemm(n))
+  const [wg, pg] = [(2 * n ** 3) / w / 1e9, (2 * n ** 3) / p / 1e9]
+  console.log(`f32 GEMM ${n}^3: weft ${wg.toFixed(1)} GFLOP/s, numpy/OpenBLAS sgemm ${pg.toFixed(1)} GFLOP/s   ratio ${(wg / pg).toFixed(2)} (target >= 0.90)`)
+}
+
+/** Every type's n = 1 MUL_MAT (ggml's perf shape) as weight bytes/s, against an OpenBLAS f32 mat-vec. */
+async function matvec(peer: BlasPeer | null, types: readonly Weft.GgmlType[]): Promise<void> {
+  const [m, k] = [4096, 14336]
+  const cpu = Backend.init('CPU')
+  console.log(`n=1 MUL_MAT m=${m} k=${k}: weight bytes/s, ratio to OpenBLAS f32 mat-vec in the same run (target >= 0.90)`)
+  for (const type of types) {
+    const { a, b, g, buf, ctx } = mulMatGraph(cpu, type, m, 1, k)
+    fillRandom(a)
+    fillRandom(b)
+    const peerCall = peer ? () => peer.gemv(m, k) : async () => NaN
+    const [w, p] = await interleaved(5, () => cpu.compute(g), peerCall)
+    const [wb, pb] = [a.nbytes / w / 1e9, (4 * m * k) / p / 1e9]
+    const ratio = peer ? `   ratio ${(wb / pb).toFixed(2)}` : ''
+    console.log(`  ${type.padEnd(8)} weft ${wb.toFixed(2).padStart(6)} GB/s   OpenBLAS sgemv ${peer ? pb.toFixed(2).padStart(6) : '     -'} GB/s${ratio}`)
+    buf?.dispose()
+    ctx.dispose()
   }
 }
 
-async function matmul(): Promise<void> {
-  const n = 512
-  const ctx = new Context({ memSize: 1 << 20, noAlloc: true })
-  const a = ctx.newTensor2d('f32', n, n)
-  const b = ctx.newTensor2d('f32', n, n)
-  const c = ctx.mulMat(a, b)
-  const g = ctx.newGraph()
-  g.buildForwardExpand(c)
-  const cpu = Backend.init('CPU')
-  cpu.allocCtxTensors(ctx)
-  const sec = await time(5, () => cpu.compute(g))
-  const gflops = (2 * n ** 3) / sec / 1e9
-  const peer = numpyGflops(n)
-  const ratio = peer ? `   ratio to numpy: ${(gflops / peer).toFixed(2)}` : '   (numpy not installed: no peer)'
-  if (peer) console.log(`numpy f32 matmul ${n}^3 (peer): ${peer.toFixed(2)} GFLOP/s`)
-  console.log(`weft CPU mul_mat f32 ${n}^3:   ${gflops.toFixed(2)} GFLOP/s${ratio}`)
-}
-
 async function main(): Promise<void> {
-  await elementwise()
-  await matmul()
+  const peer = BlasPeer.start()
+  try {
+    await elementwise()
+    await matmul(peer)
+    await matvec(peer, ALL_TYPES)
+  } finally {
+    peer?.close()
+  }
 }
 
-main().catch((e) => {
-  console.error(e)
-  process.exitCode = 1
-})
+const argv = process.argv.slice(2)
+if (argv.length > 0) {
+  // npm run bench -- --vs-ggml PATH ...: the side-by-side run against ggml's perf mode
+  import('./vs-ggml.js')
+    .then(async ({ parseVsArgs, vsGgml }) => {
+      const o = parseVsArgs(argv)
+      if (typeof o === 'string') {
+        console.error(o)
+        process.exitCode = 1
+        return
+      }
+      process.exitCode = await vsGgml(o)
+    })
+    .catch((e) => {
+      console.error(e)
+      process.exitCode = 1
+    })
+} else {
+  main().catch((e) => {
+    console.error(e)
+    process.exitCode = 1
+  })
+}

@@ -51,9 +51,6 @@ impl GraphAllocator {
     pub fn buffers(&mut self) -> Result<BackendBuffer> {
         Ok(BackendBuffer::from_buffers(self.get()?.buffers()))
     }
-
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
 }
+
+disposable!(GraphAllocator, "Drop the allocator and its hold on its buffers (tensors placed in them keep theirs).");

@@ -4,38 +4,41 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{AsyncTask, Unknown};
+use napi::Env;
 
 use crate::context::Context;
+use crate::enums::{BufferUsage, DeviceType};
 use crate::error::{disposed, invalid, to_usize, IntoJs, Result};
 use crate::graph::Graph;
-use crate::task::{CompareTask, ComputeTask};
+use crate::task::{class_arg, promise, CompareJob, ComputeJob, Promised};
 use crate::tensor::Tensor;
+use crate::watch::ComputeWatch;
 
 #[napi(object)]
 pub struct DeviceInfo {
     /// Name to pass to Backend.init ('CPU', 'WebGPU0', ...).
     pub name: String,
     pub description: String,
-    /// 'cpu', 'gpu' or 'accel'.
+    /// 'cpu', 'gpu' or 'accel' (ggml_backend_dev_type).
     #[napi(js_name = "type")]
-    pub ty: String,
+    pub ty: DeviceType,
     pub memory_free: i64,
     pub memory_total: i64,
     /// Backend-specific facts (API, limits, threads).
     pub properties: HashMap<String, String>,
 }
 
-fn device_info(d: &dyn weft::backend::Device) -> DeviceInfo {
+fn device_info(d: &dyn weft::backend::Device) -> Result<DeviceInfo> {
     let (free, total) = d.memory();
-    DeviceInfo {
+    Ok(DeviceInfo {
         name: d.name(),
         description: d.description(),
-        ty: d.device_type().name().to_string(),
+        ty: DeviceType::from_engine(d.device_type())?,
         memory_free: free as i64,
         memory_total: total as i64,
         properties: d.properties().into_iter().collect(),
-    }
+    })
 }
 
 #[napi]
@@ -54,7 +57,7 @@ impl Backend {
     /// Every device of every backend weft was built with (ggml_backend_dev_get), CPU first.
     /// A backend without a usable device (no GPU adapter) is simply absent.
     #[napi(catch_unwind)]
-    pub fn devices() -> Vec<DeviceInfo> {
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
         weft::backend::devices().iter().map(|d| device_info(d.as_ref())).collect()
     }
 
@@ -71,7 +74,7 @@ impl Backend {
 
     #[napi(catch_unwind, getter)]
     pub fn device(&self) -> Result<DeviceInfo> {
-        Ok(device_info(self.get()?.device().as_ref()))
+        device_info(self.get()?.device().as_ref())
     }
 
     /// ggml_backend_supports_op: can this backend compute `t`'s op with its types and layout?
@@ -108,21 +111,41 @@ impl Backend {
     }
 
     /// ggml_backend_graph_compute, off the event loop. The graph's tensors must be allocated;
-    /// their buffers cannot be written or read until the Promise settles.
-    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn compute(&self, graph: &Graph) -> Result<AsyncTask<ComputeTask>> {
-        let graph = graph.snapshot()?;
-        let busy = Some(weft::backend::BusyGuard::for_graph(&graph).js()?);
-        Ok(AsyncTask::new(ComputeTask { backend: self.get()?.clone(), graph, busy }))
+    /// their buffers cannot be written or read until the Promise settles. `options.signal`
+    /// stops the compute between nodes (the Promise rejects with an AbortError) and
+    /// `options.onProgress(nodesDone, nodesTotal)` follows it. Every failure, a busy buffer
+    /// or a bad argument included, rejects the Promise.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "graph: Graph, options?: ComputeOptions | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn compute(&self, env: Env, graph: Unknown, options: Option<Unknown>) -> AsyncTask<Promised<ComputeJob>> {
+        promise(|| {
+            let backend = self.get()?.clone();
+            let graph = class_arg::<Graph>(&env, &graph, "compute: graph")?.snapshot()?;
+            let busy = weft::backend::BusyGuard::for_graph(&graph).js()?;
+            // last: it adds a listener to the signal, which settling the Promise removes
+            let watch = ComputeWatch::new(&env, options)?;
+            Ok(ComputeJob { backend, graph, busy, watch })
+        })
     }
 
     /// ggml_backend_compare_graph_backend: compute `graph` here and a copy on `other`, one
     /// node at a time, returning both results of every non-view node as f32.
-    #[napi(catch_unwind, ts_return_type = "Promise<Array<NodeComparison>>")]
-    pub fn compare_graph(&self, other: &Backend, graph: &Graph) -> Result<AsyncTask<CompareTask>> {
-        let graph = graph.snapshot()?;
-        let busy = Some(weft::backend::BusyGuard::for_graph(&graph).js()?);
-        Ok(AsyncTask::new(CompareTask { backend1: self.get()?.clone(), backend2: other.get()?.clone(), graph, busy }))
+    #[napi(
+        catch_unwind,
+        ts_args_type = "other: Backend, graph: Graph",
+        ts_return_type = "Promise<Array<NodeComparison>>"
+    )]
+    pub fn compare_graph(&self, env: Env, other: Unknown, graph: Unknown) -> AsyncTask<Promised<CompareJob>> {
+        promise(|| {
+            let backend1 = self.get()?.clone();
+            let backend2 = class_arg::<Backend>(&env, &other, "compareGraph: other")?.get()?.clone();
+            let graph = class_arg::<Graph>(&env, &graph, "compareGraph: graph")?.snapshot()?;
+            let busy = weft::backend::BusyGuard::for_graph(&graph).js()?;
+            Ok(CompareJob { backend1, backend2, graph, busy })
+        })
     }
 
     /// ggml_backend_synchronize.
@@ -130,17 +153,9 @@ impl Backend {
     pub fn synchronize(&self) -> Result<()> {
         self.get()?.synchronize().js()
     }
-
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(Backend, "Drop this backend now.");
 
 /// Memory of one backend (ggml_backend_buffer); allocCtxTensors may return several pieces
 /// as one object, as ggml's multi-buffer does.
@@ -156,14 +171,6 @@ impl BackendBuffer {
 
     fn get(&self) -> Result<&Vec<Arc<dyn weft::backend::Buffer>>> {
         self.inner.as_ref().ok_or_else(|| disposed("BackendBuffer"))
-    }
-}
-
-fn usage_name(u: weft::backend::BufferUsage) -> &'static str {
-    match u {
-        weft::backend::BufferUsage::Any => "any",
-        weft::backend::BufferUsage::Weights => "weights",
-        weft::backend::BufferUsage::Compute => "compute",
     }
 }
 
@@ -184,20 +191,17 @@ impl BackendBuffer {
         Ok(self.get()?.iter().all(|b| b.is_host()))
     }
 
-    /// 'any', 'weights' or 'compute' (ggml_backend_buffer_usage).
+    /// ggml_backend_buffer_usage: 'any', 'weights' or 'compute'.
     #[napi(catch_unwind, getter)]
-    pub fn usage(&self) -> Result<String> {
-        Ok(self.get()?.first().map(|b| usage_name(b.usage())).unwrap_or("any").to_string())
+    pub fn usage(&self) -> Result<BufferUsage> {
+        let u = self.get()?.first().map(|b| b.usage()).unwrap_or(weft::backend::BufferUsage::Any);
+        BufferUsage::from_engine(u)
     }
 
-    #[napi(catch_unwind, setter, js_name = "usage")]
+    #[napi(catch_unwind, setter, js_name = "usage", ts_args_type = "usage: BufferUsage")]
     pub fn set_usage(&self, usage: String) -> Result<()> {
-        let u = match usage.as_str() {
-            "any" => weft::backend::BufferUsage::Any,
-            "weights" => weft::backend::BufferUsage::Weights,
-            "compute" => weft::backend::BufferUsage::Compute,
-            other => return Err(invalid(format!("usage: '{other}' is not one of any, weights, compute"))),
-        };
+        let u = weft::backend::BufferUsage::from_name(&usage)
+            .ok_or_else(|| invalid(format!("usage: '{usage}' is not one of any, weights, compute")))?;
         self.get()?.iter().for_each(|b| b.set_usage(u));
         Ok(())
     }

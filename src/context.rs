@@ -232,18 +232,21 @@ impl Context {
     }
 }
 
+// Docs are `#[doc = "..."]` literals rather than `///` comments: napi-derive copies a doc
+// attribute's token text into index.d.ts, and a `///` comment passed through a macro becomes
+// the raw string `r" ..."`, whose `r"` would be copied along.
 /// Methods `f(a, b)` and `fInplace(a, b)` for broadcasting binary ops.
 macro_rules! binary_methods {
-    ($( $(#[$doc:meta])* $f:ident, $fi:ident; )*) => {
+    ($( #[doc = $doc:literal] $f:ident, $fi:ident; )*) => {
         #[napi]
         impl Context {
             $(
-                $(#[$doc])*
+                #[doc = $doc]
                 #[napi(catch_unwind)]
                 pub fn $f(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
                     wrap(self.ctx()?.$f(a.get()?, b.get()?))
                 }
-                $(#[$doc])*
+                #[doc = $doc]
                 #[napi(catch_unwind)]
                 pub fn $fi(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
                     wrap(self.ctx()?.$fi(a.get()?, b.get()?))
@@ -254,30 +257,30 @@ macro_rules! binary_methods {
 }
 
 binary_methods! {
-    /// ggml_add: a + b, b broadcast over a.
+    #[doc = "ggml_add: a + b, b broadcast over a."]
     add, add_inplace;
-    /// ggml_sub: a - b, b broadcast over a.
+    #[doc = "ggml_sub: a - b, b broadcast over a."]
     sub, sub_inplace;
-    /// ggml_mul: a * b elementwise, b broadcast over a.
+    #[doc = "ggml_mul: a * b elementwise, b broadcast over a."]
     mul, mul_inplace;
-    /// ggml_div: a / b elementwise, b broadcast over a.
+    #[doc = "ggml_div: a / b elementwise, b broadcast over a."]
     div, div_inplace;
-    /// ggml_add1: a + scalar b.
+    #[doc = "ggml_add1: a + scalar b."]
     add1, add1_inplace;
 }
 
 /// Methods `f(a)` and `fInplace(a)` for elementwise ops without params.
 macro_rules! unary_methods {
-    ($( $(#[$doc:meta])* $f:ident, $fi:ident; )*) => {
+    ($( #[doc = $doc:literal] $f:ident, $fi:ident; )*) => {
         #[napi]
         impl Context {
             $(
-                $(#[$doc])*
+                #[doc = $doc]
                 #[napi(catch_unwind)]
                 pub fn $f(&self, a: &Tensor) -> Result<Tensor> {
                     wrap(self.ctx()?.$f(a.get()?))
                 }
-                $(#[$doc])*
+                #[doc = $doc]
                 #[napi(catch_unwind)]
                 pub fn $fi(&self, a: &Tensor) -> Result<Tensor> {
                     wrap(self.ctx()?.$fi(a.get()?))
@@ -288,45 +291,45 @@ macro_rules! unary_methods {
 }
 
 unary_methods! {
-    /// ggml_dup: a copy of a.
+    #[doc = "ggml_dup: a copy of a."]
     dup, dup_inplace;
-    /// ggml_sqr: x^2.
+    #[doc = "ggml_sqr: x^2."]
     sqr, sqr_inplace;
-    /// ggml_sqrt.
+    #[doc = "ggml_sqrt."]
     sqrt, sqrt_inplace;
-    /// ggml_log: natural log.
+    #[doc = "ggml_log: natural log."]
     log, log_inplace;
-    /// ggml_sin.
+    #[doc = "ggml_sin."]
     sin, sin_inplace;
-    /// ggml_cos.
+    #[doc = "ggml_cos."]
     cos, cos_inplace;
-    /// ggml_abs.
+    #[doc = "ggml_abs."]
     abs, abs_inplace;
-    /// ggml_sgn: -1, 0 or 1.
+    #[doc = "ggml_sgn: -1, 0 or 1."]
     sgn, sgn_inplace;
-    /// ggml_neg.
+    #[doc = "ggml_neg."]
     neg, neg_inplace;
-    /// ggml_step: 1 where x > 0.
+    #[doc = "ggml_step: 1 where x > 0."]
     step, step_inplace;
-    /// ggml_tanh.
+    #[doc = "ggml_tanh."]
     tanh, tanh_inplace;
-    /// ggml_elu.
+    #[doc = "ggml_elu."]
     elu, elu_inplace;
-    /// ggml_relu.
+    #[doc = "ggml_relu."]
     relu, relu_inplace;
-    /// ggml_sigmoid.
+    #[doc = "ggml_sigmoid."]
     sigmoid, sigmoid_inplace;
-    /// ggml_gelu (tanh approximation, through ggml's f16 table on CPU).
+    #[doc = "ggml_gelu (tanh approximation, through ggml's f16 table on CPU)."]
     gelu, gelu_inplace;
-    /// ggml_gelu_quick: x * sigmoid(1.702 x).
+    #[doc = "ggml_gelu_quick: x * sigmoid(1.702 x)."]
     gelu_quick, gelu_quick_inplace;
-    /// ggml_silu: x * sigmoid(x).
+    #[doc = "ggml_silu: x * sigmoid(x)."]
     silu, silu_inplace;
-    /// ggml_hardswish.
+    #[doc = "ggml_hardswish."]
     hardswish, hardswish_inplace;
-    /// ggml_hardsigmoid.
+    #[doc = "ggml_hardsigmoid."]
     hardsigmoid, hardsigmoid_inplace;
-    /// ggml_exp.
+    #[doc = "ggml_exp."]
     exp, exp_inplace;
 }
 
@@ -335,6 +338,7 @@ pub struct RopeOptions {
     /// Rotated dims (n_dims); default a.ne[0].
     pub n_dims: Option<i32>,
     /// 0 = normal, 2 = GPT-NeoX (ggml's GGML_ROPE_TYPE_NEOX). Default 0.
+    #[napi(ts_type = "0 | 2")]
     pub mode: Option<i32>,
     pub n_ctx_orig: Option<i32>,
     /// Default 10000.
@@ -838,8 +842,9 @@ impl Context {
     pub fn out_prod(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         wrap(self.ctx()?.out_prod(a.get()?, b.get()?))
     }
-    /// ggml_rope: rotary embedding with positions b (i32), default frequency settings.
-    #[napi(catch_unwind)]
+    /// ggml_rope: rotary embedding with positions b (i32), default frequency settings;
+    /// `mode` 0 = normal, 2 = GPT-NeoX.
+    #[napi(catch_unwind, ts_args_type = "a: Tensor, b: Tensor, nDims: number, mode: 0 | 2")]
     pub fn rope(&self, a: &Tensor, b: &Tensor, n_dims: i32, mode: i32) -> Result<Tensor> {
         let p = RopeParams { n_dims, mode, beta_fast: 0.0, beta_slow: 0.0, ..RopeOptions::params(None, a.get()?) };
         wrap(self.ctx()?.rope_ext(a.get()?, b.get()?, None, p, false))

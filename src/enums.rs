@@ -3,9 +3,10 @@
 
 use crate::error::{invalid, Result};
 
+// The doc is a `#[doc = "..."]` literal, not `///`: see binary_methods in context.rs.
 macro_rules! js_enum {
-    ($(#[$m:meta])* $js:ident => $engine:ty { $( $v:ident = $s:literal ),* $(,)? }) => {
-        $(#[$m])*
+    (#[doc = $doc:literal] $js:ident => $engine:ty { $( $v:ident = $s:literal ),* $(,)? }) => {
+        #[doc = $doc]
         #[napi(string_enum)]
         #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +31,7 @@ macro_rules! js_enum {
 }
 
 js_enum! {
-    /// A tensor element type (ggml_type_name).
+    #[doc = "A tensor element type (ggml_type_name)."]
     GgmlType => weft::Type {
         F32 = "f32", F16 = "f16", Q4_0 = "q4_0", Q4_1 = "q4_1", Q5_0 = "q5_0", Q5_1 = "q5_1",
         Q8_0 = "q8_0", Q8_1 = "q8_1", Q2_K = "q2_K", Q3_K = "q3_K", Q4_K = "q4_K", Q5_K = "q5_K",
@@ -42,7 +43,7 @@ js_enum! {
 }
 
 js_enum! {
-    /// ggml_unary_op, by ggml_unary_op_name.
+    #[doc = "ggml_unary_op, by ggml_unary_op_name."]
     UnaryOp => weft::op::UnaryOp {
         Abs = "ABS", Sgn = "SGN", Neg = "NEG", Step = "STEP", Tanh = "TANH", Elu = "ELU", Relu = "RELU",
         Sigmoid = "SIGMOID", Gelu = "GELU", GeluQuick = "GELU_QUICK", Silu = "SILU", Hardswish = "HARDSWISH",
@@ -51,18 +52,28 @@ js_enum! {
 }
 
 js_enum! {
-    /// ggml_op_pool.
+    #[doc = "ggml_op_pool."]
     PoolOp => weft::op::PoolOp { Max = "max", Avg = "avg" }
 }
 
 js_enum! {
-    /// ggml_sort_order.
+    #[doc = "ggml_sort_order."]
     SortOrder => weft::op::SortOrder { Asc = "asc", Desc = "desc" }
 }
 
 js_enum! {
-    /// ggml_prec.
+    #[doc = "ggml_prec."]
     Prec => weft::op::Prec { Default = "default", F32 = "f32" }
+}
+
+js_enum! {
+    #[doc = "ggml_backend_buffer_usage."]
+    BufferUsage => weft::backend::BufferUsage { Any = "any", Weights = "weights", Compute = "compute" }
+}
+
+js_enum! {
+    #[doc = "ggml_backend_dev_type."]
+    DeviceType => weft::backend::DeviceType { Cpu = "cpu", Gpu = "gpu", Accel = "accel" }
 }
 
 #[napi(object)]
@@ -95,7 +106,7 @@ pub fn type_traits() -> Vec<TypeTraits> {
 }
 
 /// Every op weft declares, by ggml_op_name, in ggml's order.
-#[napi(catch_unwind)]
+#[napi(catch_unwind, ts_return_type = "Array<OpName>")]
 pub fn op_names() -> Vec<String> {
     weft::OpKind::ALL.iter().map(|k| k.name().to_string()).collect()
 }

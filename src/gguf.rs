@@ -229,18 +229,9 @@ impl Gguf {
         let ts = tensors.iter().map(|t| t.get().cloned()).collect::<Result<Vec<_>>>()?;
         weft::gguf::load_tensors(self.get_file()?, &ts).js()
     }
-
-    /// Unmap the file now.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(Gguf, "Unmap the file now.");
 
 /// What kind of JS value this is, for inferring a GGUF type.
 fn infer_type(v: &Unknown) -> Result<ValueType> {
@@ -360,14 +351,25 @@ fn push(a: &mut Array, v: Value) {
 
 #[napi]
 pub struct GgufWriter {
-    inner: weft::gguf::GgufWriter<'static>,
+    /// None once disposed.
+    inner: Option<weft::gguf::GgufWriter<'static>>,
+}
+
+impl GgufWriter {
+    fn writer(&mut self) -> Result<&mut weft::gguf::GgufWriter<'static>> {
+        self.inner.as_mut().ok_or_else(|| disposed("GgufWriter"))
+    }
+
+    fn written(&self) -> Result<&weft::gguf::GgufWriter<'static>> {
+        self.inner.as_ref().ok_or_else(|| disposed("GgufWriter"))
+    }
 }
 
 #[napi]
 impl GgufWriter {
     #[napi(catch_unwind, constructor)]
     pub fn new() -> Self {
-        GgufWriter { inner: weft::gguf::GgufWriter::new() }
+        GgufWriter { inner: Some(weft::gguf::GgufWriter::new()) }
     }
 
     /// Set a metadata value. Without `type`, strings are 'str', booleans 'bool', bigints 'i64',
@@ -393,36 +395,38 @@ impl GgufWriter {
         } else {
             scalar(&key, t, &value)?
         };
-        self.inner.set(key, v).js()
+        self.writer()?.set(key, v).js()
     }
 
     /// general.alignment (a power of two; default 32).
     #[napi(catch_unwind)]
     pub fn set_alignment(&mut self, alignment: u32) -> Result<()> {
-        self.inner.set_alignment(alignment).js()
+        self.writer()?.set_alignment(alignment).js()
     }
 
     /// Add a tensor's current data (from any backend) under its name.
     #[napi(catch_unwind)]
     pub fn add_tensor(&mut self, tensor: &Tensor) -> Result<()> {
-        weft::gguf::add_tensor_from(&mut self.inner, tensor.get()?).js()
+        weft::gguf::add_tensor_from(self.writer()?, tensor.get()?).js()
     }
 
     /// Add raw tensor data: `shape` ne[0] first (1 to 4 dims), `data` exactly its bytes.
     #[napi(catch_unwind)]
     pub fn add_tensor_data(&mut self, name: String, ty: GgmlType, shape: Vec<i64>, data: Uint8Array) -> Result<()> {
-        self.inner.add_tensor(name, ty.to_engine()?, &shape, data.to_vec()).js()
+        self.writer()?.add_tensor(name, ty.to_engine()?, &shape, data.to_vec()).js()
     }
 
     /// The whole file as bytes.
     #[napi(catch_unwind)]
     pub fn to_bytes(&self) -> Result<Uint8Array> {
-        Ok(Uint8Array::new(self.inner.to_bytes().js()?))
+        Ok(Uint8Array::new(self.written()?.to_bytes().js()?))
     }
 
     /// gguf_write_to_file.
     #[napi(catch_unwind)]
     pub fn write_file(&self, path: String) -> Result<()> {
-        self.inner.write_to_file(&path).js()
+        self.written()?.write_to_file(&path).js()
     }
 }
+
+disposable!(GgufWriter, "Drop the metadata and tensor data gathered so far; later calls throw.");

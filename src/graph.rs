@@ -112,14 +112,6 @@ impl Graph {
         self.lock()?.clear();
         Ok(())
     }
-
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
 }
+
+disposable!(Graph, "Drop this handle now (its nodes live on while other graphs or tensors use them).");

@@ -1,20 +1,113 @@
-//! Work that runs off the JS thread (napi AsyncTask on libuv's pool): graph compute and the
-//! node-by-node backend comparison. The buffers a task uses are marked in use from the
-//! moment the Promise is created until it settles, so JS cannot write them underneath.
+//! Work that runs off the JS thread (napi AsyncTask on libuv's pool): graph compute, the
+//! node-by-node backend comparison and tensor reads. An async method never throws: whatever
+//! fails while its work is prepared on the JS thread (a disposed object, a busy buffer, a bad
+//! argument or option) rejects its Promise just as a failure of the work itself does. The
+//! buffers a job uses are marked in use from the call until the Promise settles.
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{Float32Array, JsObjectValue, Object, Uint8Array};
-use napi::{Env, JsValue, Status, Task};
+use napi::bindgen_prelude::{
+    AsyncTask, ClassInstance, Float32Array, FromNapiValue, JsObjectValue, MaybeTypeTag, ToNapiValue, TypeName,
+    Uint8Array, Unknown,
+};
+use napi::{Env, JsValue, Status, Task, ValueType};
 use weft::backend::{Backend, BusyGuard};
 
-use crate::error::panic_message;
+use crate::error::{invalid, panic_message, IntoJs, JsError, Result};
+use crate::watch::ComputeWatch;
 
-/// A rejected engine error as a JS Error with the engine's `code`.
-fn reject(env: &Env, e: weft::Error) -> napi::Error {
+/// The work of one async method.
+pub trait Job: Send + Sized + 'static {
+    type Output: Send + 'static;
+    type JsValue: ToNapiValue + TypeName;
+    /// The method's name in messages ('compute').
+    const WHAT: &'static str;
+    /// The work, on libuv's pool.
+    fn run(&mut self) -> weft::Result<Self::Output>;
+    /// Its result as a JS value, back on the JS thread.
+    fn to_js(&mut self, env: &Env, output: Self::Output) -> napi::Result<Self::JsValue>;
+    /// The rejection for an engine error.
+    fn rejection(&mut self, env: &Env, e: weft::Error) -> napi::Error {
+        error_value(env, e.kind.code(), &e.message)
+    }
+    /// Release what the job holds in JS (listeners, references), on the JS thread, once its
+    /// Promise settles. Dropping the job then releases its buffers.
+    fn settle(&mut self, _env: &Env) {}
+}
+
+/// The Promise of an async method: its job, or the error that kept the job from being made.
+pub struct Promised<J: Job> {
+    job: Option<std::result::Result<J, JsError>>,
+}
+
+/// Run `prepare` now, on the JS thread, and return the Promise of the job it makes; an
+/// error from `prepare` rejects that Promise.
+pub fn promise<J: Job>(prepare: impl FnOnce() -> Result<J>) -> AsyncTask<Promised<J>> {
+    AsyncTask::new(Promised { job: Some(prepare()) })
+}
+
+impl<J: Job> Promised<J> {
+    fn settle(&mut self, env: &Env) {
+        if let Some(Ok(mut job)) = self.job.take() {
+            job.settle(env);
+        }
+    }
+}
+
+impl<J: Job> Task for Promised<J> {
+    /// None when there was no job to run.
+    type Output = Option<weft::Result<J::Output>>;
+    type JsValue = J::JsValue;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(match &mut self.job {
+            Some(Ok(job)) => Some(catch(J::WHAT, || job.run())),
+            _ => None,
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<J::JsValue> {
+        let result = match (&mut self.job, output) {
+            (Some(Ok(job)), Some(Ok(out))) => job.to_js(&env, out),
+            (Some(Ok(job)), Some(Err(e))) => Err(job.rejection(&env, e)),
+            (Some(Err(e)), _) => Err(error_value(&env, &e.status, &e.reason)),
+            _ => Err(error_value(&env, "WEFT_BACKEND", &format!("{}: internal error: no job", J::WHAT))),
+        };
+        self.settle(&env);
+        result
+    }
+
+    fn reject(&mut self, env: Env, err: napi::Error) -> napi::Result<J::JsValue> {
+        self.settle(&env);
+        Err(err)
+    }
+}
+
+/// A class instance passed as an untyped argument: async methods convert their arguments
+/// themselves, so that a wrong one rejects their Promise instead of throwing.
+pub fn class_arg<'v, T: MaybeTypeTag + 'v>(env: &Env, v: &Unknown<'v>, what: &str) -> Result<ClassInstance<'v, T>> {
+    let class = std::any::type_name::<T>().rsplit("::").next().unwrap_or("object");
+    // SAFETY: `v` is a live value of this call; the conversion checks that it wraps a T.
+    unsafe { ClassInstance::<T>::from_napi_value(env.raw(), v.raw()) }
+        .map_err(|_| invalid(format!("{what} must be a {class}")))
+}
+
+/// An optional number argument of an async method (undefined or null: None).
+pub fn opt_i64_arg(v: Option<Unknown>, what: &str) -> Result<Option<i64>> {
+    let Some(v) = v else { return Ok(None) };
+    match v.get_type().js()? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        // SAFETY: checked to be a number
+        ValueType::Number => Ok(Some(unsafe { v.cast::<i64>() }.js()?)),
+        other => Err(invalid(format!("{what} must be a number, got {other}"))),
+    }
+}
+
+/// A JS Error with a `code` (WEFT_INVALID_ARGUMENT ...), as a rejection value.
+pub fn error_value(env: &Env, code: &str, message: &str) -> napi::Error {
     let build = || -> napi::Result<napi::Error> {
-        let mut obj: Object = env.create_error(napi::Error::new(Status::GenericFailure, e.message.clone()))?;
-        obj.set_named_property("code", e.kind.code())?;
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, message.to_string()))?;
+        obj.set_named_property("code", code)?;
         Ok(napi::Error::from(obj.to_unknown()))
     };
     build().unwrap_or_else(|err| err)
@@ -28,28 +121,34 @@ fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> 
     }
 }
 
-pub struct ComputeTask {
+/// backend.compute(graph, options).
+pub struct ComputeJob {
     pub backend: Arc<dyn Backend>,
     pub graph: weft::Graph,
-    pub busy: Option<BusyGuard>,
+    pub busy: BusyGuard,
+    pub watch: ComputeWatch,
 }
 
-impl Task for ComputeTask {
-    type Output = weft::Result<()>;
+impl Job for ComputeJob {
+    type Output = ();
     type JsValue = ();
+    const WHAT: &'static str = "compute";
 
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(catch("compute", || self.backend.graph_compute(&self.graph)))
+    fn run(&mut self) -> weft::Result<()> {
+        self.backend.graph_compute_observed(&self.graph, &self.watch)
     }
 
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
-        self.busy = None;
-        output.map_err(|e| reject(&env, e))
+    fn to_js(&mut self, _env: &Env, _output: ()) -> napi::Result<()> {
+        // onProgress may have thrown at the very end, after the last node
+        self.watch.take_thrown().map_or(Ok(()), Err)
     }
 
-    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<()> {
-        self.busy = None;
-        Err(err)
+    fn rejection(&mut self, env: &Env, e: weft::Error) -> napi::Error {
+        self.watch.rejection(env, e)
+    }
+
+    fn settle(&mut self, env: &Env) {
+        self.watch.settle(env);
     }
 }
 
@@ -67,7 +166,10 @@ pub struct NodeResult {
 pub struct NodeComparison {
     /// Index of the node in the graph.
     pub index: u32,
+    #[napi(ts_type = "OpName")]
     pub op: String,
+    /// The op, or the unary op for UNARY nodes (ggml_op_desc).
+    #[napi(ts_type = "OpName | UnaryOp")]
     pub op_desc: String,
     pub name: String,
     /// The node computed by the backend compareGraph was called on.
@@ -76,43 +178,41 @@ pub struct NodeComparison {
     pub b: Float32Array,
 }
 
-pub struct CompareTask {
+/// backend.compareGraph(other, graph).
+pub struct CompareJob {
     pub backend1: Arc<dyn Backend>,
     pub backend2: Arc<dyn Backend>,
     pub graph: weft::Graph,
-    pub busy: Option<BusyGuard>,
+    pub busy: BusyGuard,
 }
 
-impl Task for CompareTask {
-    type Output = weft::Result<Vec<NodeResult>>;
+impl Job for CompareJob {
+    type Output = Vec<NodeResult>;
     type JsValue = Vec<NodeComparison>;
+    const WHAT: &'static str = "compareGraph";
 
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(catch("compareGraph", || {
-            let mut out = Vec::new();
-            weft::backend::compare::compare_graph_backend(
-                self.backend1.as_ref(),
-                self.backend2.as_ref(),
-                &self.graph,
-                |i, t1, t2| {
-                    out.push(NodeResult {
-                        index: i as u32,
-                        op: t1.op().name().to_string(),
-                        op_desc: t1.op().desc().to_string(),
-                        name: t1.name(),
-                        a: weft::backend::tensor_to_f32_in_compute(t1)?,
-                        b: weft::backend::tensor_to_f32_in_compute(t2)?,
-                    });
-                    Ok(true)
-                },
-            )?;
-            Ok(out)
-        }))
+    fn run(&mut self) -> weft::Result<Vec<NodeResult>> {
+        let mut out = Vec::new();
+        weft::backend::compare::compare_graph_backend(
+            self.backend1.as_ref(),
+            self.backend2.as_ref(),
+            &self.graph,
+            |i, t1, t2| {
+                out.push(NodeResult {
+                    index: i as u32,
+                    op: t1.op().name().to_string(),
+                    op_desc: t1.op().desc().to_string(),
+                    name: t1.name(),
+                    a: weft::backend::tensor_to_f32_in_compute(t1)?,
+                    b: weft::backend::tensor_to_f32_in_compute(t2)?,
+                });
+                Ok(true)
+            },
+        )?;
+        Ok(out)
     }
 
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Vec<NodeComparison>> {
-        self.busy = None;
-        let nodes = output.map_err(|e| reject(&env, e))?;
+    fn to_js(&mut self, _env: &Env, nodes: Vec<NodeResult>) -> napi::Result<Vec<NodeComparison>> {
         Ok(nodes
             .into_iter()
             .map(|n| NodeComparison {
@@ -125,14 +225,9 @@ impl Task for CompareTask {
             })
             .collect())
     }
-
-    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<Vec<NodeComparison>> {
-        self.busy = None;
-        Err(err)
-    }
 }
 
-/// What a ReadTask returns.
+/// What a ReadJob returns.
 pub enum ReadOutput {
     Bytes(Vec<u8>),
     Floats(Vec<f32>),
@@ -140,51 +235,33 @@ pub enum ReadOutput {
 
 /// Tensor data read off the JS thread (tensor.getAsync / toFloat32Async). The tensor's
 /// buffer is held for the read, so it is not written or freed meanwhile.
-pub struct ReadTask {
-    tensor: weft::Tensor,
-    range: Option<(usize, usize)>,
-    busy: Option<BusyGuard>,
+pub struct ReadJob {
+    pub tensor: weft::Tensor,
+    /// (offset, length) of raw bytes; None reads f32 values.
+    pub range: Option<(usize, usize)>,
+    pub busy: BusyGuard,
 }
 
-impl ReadTask {
-    pub fn bytes(tensor: weft::Tensor, offset: usize, len: usize) -> crate::error::Result<ReadTask> {
-        use crate::error::IntoJs;
-        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
-        Ok(ReadTask { tensor, range: Some((offset, len)), busy })
-    }
-
-    pub fn floats(tensor: weft::Tensor) -> crate::error::Result<ReadTask> {
-        use crate::error::IntoJs;
-        let busy = Some(BusyGuard::for_tensors([&tensor]).js()?);
-        Ok(ReadTask { tensor, range: None, busy })
-    }
-}
-
-impl Task for ReadTask {
-    type Output = weft::Result<ReadOutput>;
+impl Job for ReadJob {
+    type Output = ReadOutput;
     type JsValue = napi::Either<Uint8Array, Float32Array>;
+    const WHAT: &'static str = "read";
 
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(catch("read", || match self.range {
+    fn run(&mut self) -> weft::Result<ReadOutput> {
+        match self.range {
             Some((offset, len)) => {
                 let mut out = vec![0u8; len];
                 weft::backend::tensor_get_in_compute(&self.tensor, &mut out, offset)?;
                 Ok(ReadOutput::Bytes(out))
             }
             None => Ok(ReadOutput::Floats(weft::backend::tensor_to_f32_in_compute(&self.tensor)?)),
-        }))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
-        self.busy = None;
-        match output.map_err(|e| reject(&env, e))? {
-            ReadOutput::Bytes(b) => Ok(napi::Either::A(Uint8Array::new(b))),
-            ReadOutput::Floats(f) => Ok(napi::Either::B(Float32Array::new(f))),
         }
     }
 
-    fn reject(&mut self, _env: Env, err: napi::Error) -> napi::Result<Self::JsValue> {
-        self.busy = None;
-        Err(err)
+    fn to_js(&mut self, _env: &Env, output: ReadOutput) -> napi::Result<Self::JsValue> {
+        Ok(match output {
+            ReadOutput::Bytes(b) => napi::Either::A(Uint8Array::new(b)),
+            ReadOutput::Floats(f) => napi::Either::B(Float32Array::new(f)),
+        })
     }
 }

@@ -1,12 +1,15 @@
 //! JS class Tensor: a handle on an engine tensor node (shape, strides, type, op, sources)
 //! and the way to move data in and out of it.
 
-use napi::bindgen_prelude::{AsyncTask, Float32Array, TypedArray, Uint8Array};
+use napi::bindgen_prelude::{AsyncTask, BigInt64Array, Float32Array, Int32Array, TypedArray, Uint8Array, Unknown};
+use napi::Env;
 
 use crate::enums::GgmlType;
 use crate::error::{disposed, to_usize, IntoJs, Result};
-use crate::task::ReadTask;
+use crate::task::{opt_i64_arg, promise, Promised, ReadJob};
+use weft::backend::BusyGuard;
 use weft::tensor::flags;
+use weft::Type;
 
 #[napi]
 pub struct Tensor {
@@ -85,13 +88,13 @@ impl Tensor {
     }
 
     /// The op that computes this tensor ('NONE' for leaves), by ggml_op_name.
-    #[napi(catch_unwind, getter)]
+    #[napi(catch_unwind, getter, ts_return_type = "OpName")]
     pub fn op(&self) -> Result<String> {
         Ok(self.get()?.op().name().to_string())
     }
 
     /// ggml_op_desc: the unary op's name for UNARY ('GELU'), the op name otherwise.
-    #[napi(catch_unwind, getter)]
+    #[napi(catch_unwind, getter, ts_return_type = "OpName | UnaryOp")]
     pub fn op_desc(&self) -> Result<String> {
         Ok(self.get()?.op().desc().to_string())
     }
@@ -274,16 +277,46 @@ impl Tensor {
     }
 
     /// get() off the event loop (worth it for GPU buffers, whose readback waits on the device).
-    #[napi(catch_unwind, ts_return_type = "Promise<Uint8Array>")]
-    pub fn get_async(&self, offset: Option<i64>, length: Option<i64>) -> Result<AsyncTask<ReadTask>> {
-        let (t, off, len) = self.byte_range(offset, length)?;
-        ReadTask::bytes(t.clone(), off, len).map(AsyncTask::new)
+    /// Every failure rejects the Promise.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "offset?: number | undefined | null, length?: number | undefined | null",
+        ts_return_type = "Promise<Uint8Array>"
+    )]
+    pub fn get_async(&self, offset: Option<Unknown>, length: Option<Unknown>) -> AsyncTask<Promised<ReadJob>> {
+        promise(|| {
+            let offset = opt_i64_arg(offset, "getAsync: offset")?;
+            let length = opt_i64_arg(length, "getAsync: length")?;
+            let (t, off, len) = self.byte_range(offset, length)?;
+            let busy = BusyGuard::for_tensors([t]).js()?;
+            Ok(ReadJob { tensor: t.clone(), range: Some((off, len)), busy })
+        })
     }
 
-    /// toFloat32() off the event loop.
+    /// toFloat32() off the event loop. Every failure rejects the Promise.
     #[napi(catch_unwind, ts_return_type = "Promise<Float32Array>")]
-    pub fn to_float32_async(&self) -> Result<AsyncTask<ReadTask>> {
-        ReadTask::floats(self.get()?.clone()).map(AsyncTask::new)
+    pub fn to_float32_async(&self) -> AsyncTask<Promised<ReadJob>> {
+        promise(|| {
+            let t = self.get()?;
+            let busy = BusyGuard::for_tensors([t]).js()?;
+            Ok(ReadJob { tensor: t.clone(), range: None, busy })
+        })
+    }
+
+    /// The elements of an integer tensor (i8, i16, i32) as Int32Array, in logical order
+    /// (ne[0] fastest) following its strides: argmax and argsort results, getRows indices.
+    #[napi(catch_unwind)]
+    pub fn to_int32(&self) -> Result<Int32Array> {
+        let v = weft::backend::tensor_to_i64("toInt32", self.get()?, &[Type::I8, Type::I16, Type::I32]).js()?;
+        Ok(Int32Array::new(v.into_iter().map(|x| x as i32).collect()))
+    }
+
+    /// The elements of an integer tensor (i8, i16, i32, i64) as BigInt64Array, in logical
+    /// order: countEqual's i64 result, or any integer tensor without loss.
+    #[napi(catch_unwind)]
+    pub fn to_big_int64(&self) -> Result<BigInt64Array> {
+        let all = [Type::I8, Type::I16, Type::I32, Type::I64];
+        Ok(BigInt64Array::new(weft::backend::tensor_to_i64("toBigInt64", self.get()?, &all).js()?))
     }
 
     /// The elements as f32 in logical order (ne[0] fastest), converting from the tensor's type
@@ -306,17 +339,6 @@ impl Tensor {
         weft::backend::tensor_memset(t, value, 0, t.nbytes()).js()
     }
 
-    /// Drop this handle now. The node lives on while graphs or other handles use it.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) {
-        self.inner = None;
-    }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) {
-        self.dispose()
-    }
-
     #[napi(catch_unwind, getter)]
     pub fn disposed(&self) -> bool {
         self.inner.is_none()
@@ -329,4 +351,20 @@ impl Tensor {
             None => "Tensor(disposed)".into(),
         }
     }
+
+    /// util.inspect / console.log: `Tensor { name, type, shape, op, buffer, values }`, the
+    /// values for tensors of at most INSPECT_VALUES elements in host memory.
+    #[napi(catch_unwind, symbol_for = "nodejs.util.inspect.custom")]
+    pub fn inspect(
+        &self,
+        env: Env,
+        _depth: Option<Unknown>,
+        options: Option<Unknown>,
+        inspect: Option<Unknown>,
+    ) -> Result<String> {
+        let (Some(t), Some(inspect)) = (&self.inner, inspect) else { return Ok(self.describe()) };
+        crate::inspect::inspect_tensor(&env, t, options, inspect)
+    }
 }
+
+disposable!(Tensor, "Drop this handle now. The node lives on while graphs or other handles use it.");

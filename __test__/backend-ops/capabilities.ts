@@ -4,8 +4,8 @@
 // reported "not supported: <what> missing / not available", never silently dropped, and
 // lights up by itself the day the binding grows the method.
 
-import * as weft from '../../index.js';
-import type { Context, GgmlType, Graph } from '../../index.js';
+import * as weft from 'weft-ml';
+import type { Context, GgmlType, Graph } from 'weft-ml';
 
 /** A case this run cannot check; printed as "not supported: <reason>". */
 export class NotSupported extends Error {

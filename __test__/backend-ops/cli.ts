@@ -9,8 +9,8 @@
 // conformance (alias ref): ggml's own outputs (reference files, by default shared/ggml-reference/eval)
 //   replayed on every backend incl. CPU, each case built from the name in its file
 
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { checkoutRoot } from './paths.js';
 import { DEFAULT_SEED } from './rng.js';
 import { quietGpuDrivers, run, type RunOptions } from './runner.js';
 import type { Mode } from './test-case.js';
@@ -32,10 +32,10 @@ const USAGE = `Usage: weft-backend-ops [mode] [-o op] [-b backend] [-p params]
     --dir DIR        conformance: the folder of reference files (GGUF, shared/ggml-reference/README.md)
     --no-progress    no progress counter on stderr`;
 
-/** docs/ops.md of the weft checkout this file is in; null in an installed package (no Cargo.toml). */
+/** docs/ops.md of the weft checkout this file is in; null in an installed package. */
 function defaultOpsMd(): string | null {
-  const root = resolve(__dirname, '../..');
-  return existsSync(resolve(root, 'Cargo.toml')) ? resolve(root, 'docs/ops.md') : null;
+  const root = checkoutRoot();
+  return root === null ? null : resolve(root, 'docs/ops.md');
 }
 
 function parse(argv: string[]): (RunOptions & { quiet: boolean }) | null {

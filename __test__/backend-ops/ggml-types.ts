@@ -1,7 +1,7 @@
 // ggml's type traits the suite needs (block size, bytes per block, quantized or not) and the
 // f32 -> f16 / bf16 conversions ggml_quantize_chunk applies to those two types.
 
-import type { GgmlType } from '../../index.js';
+import type { GgmlType } from 'weft-ml';
 
 const QK_K = 256;
 

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Backend, Context, type NodeComparison, type Tensor } from '../../index.js';
+import { Backend, Context, UnaryOp, type NodeComparison, type OpName, type Tensor } from '../../index.js';
 import { fixed, float, sanitizeName, setColor, varsToStr } from './format.js';
 import { f32ToBf16, f32ToF16 } from './ggml-types.js';
 import { compareNode, evalTest } from './modes/test.js';
@@ -26,9 +26,10 @@ import type { Vars } from './format.js';
 quietGpuDrivers();
 setColor(false);
 
-const node = (op: string, a: number[], b: number[]): NodeComparison => ({
+const unaryOps: string[] = Object.values(UnaryOp);
+const node = (op: OpName | UnaryOp, a: number[], b: number[]): NodeComparison => ({
   index: 0,
-  op,
+  op: unaryOps.includes(op) ? 'UNARY' : (op as OpName),
   opDesc: op,
   name: op === 'NONE' ? 'sent_3' : 'out',
   a: Float32Array.from(a),
@@ -111,6 +112,7 @@ describe('tensor initialization', () => {
     const i32 = ctx.newTensor1d('i32', 64);
     const i64 = ctx.newTensor1d('i64', 8);
     const h = ctx.newTensor1d('f16', 64);
+    const bh = ctx.newTensor2d('bf16', 16, 4);
     const buf = cpu.allocCtxTensors(ctx)!;
     try {
       initTensorUniform(f, new Rng(1, 'x'), 2, 3);
@@ -127,6 +129,8 @@ describe('tensor initialization', () => {
       // f16 goes through ggml's conversion
       initTensorUniform(h, new Rng(1, 'x'), 2, 3);
       assert.deepEqual(new Uint16Array(h.get().slice().buffer), Uint16Array.from(fv, f32ToF16));
+      initTensorUniform(bh, new Rng(1, 'x'), 2, 3);
+      assert.deepEqual(new Uint16Array(bh.get().slice().buffer), Uint16Array.from(fv, f32ToBf16));
     } finally {
       buf.dispose();
       ctx.dispose();
@@ -159,6 +163,17 @@ describe('tensor initialization', () => {
     for (let i = 0; i < 1000; i++) {
       const u = r.uniform(-1, 1);
       assert.ok(u >= -1 && u < 1);
+    }
+  });
+
+  test('fillUniform draws the values uniform() would, and leaves the same state', () => {
+    for (const [lo, hi] of [[-1, 1], [0.5, 3], [-1e-3, 7]] as const) {
+      const [a, b] = [new Rng(3, 'f'), new Rng(3, 'f')];
+      const bulk = new Float32Array(5000);
+      b.fillUniform(bulk, lo, hi);
+      const one = Float32Array.from({ length: bulk.length }, () => a.uniform(lo, hi));
+      assert.deepEqual(bulk, one);
+      assert.equal(a.nextU32(), b.nextU32());
     }
   });
 });

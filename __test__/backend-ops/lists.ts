@@ -2,7 +2,7 @@
 // (same cases, same order, same names, duplicate names included) and makeTestCasesPerf() its
 // perf list, built by the same loops.
 
-import type { GgmlType, PoolOp, SortOrder } from '../../index.js';
+import type { GgmlType, PoolOp, SortOrder } from 'weft-ml';
 import { TestFlashAttnExt } from './cases/attention.js';
 import { TestAdd1, TestBinBcast, TestScale, type BinOp } from './cases/binary.js';
 import { TestConvTranspose1d, TestIm2col, TestPool2d, TestUpscale, TestUpscaleExt } from './cases/conv.js';

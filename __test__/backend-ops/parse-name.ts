@@ -8,7 +8,7 @@
 // name (UPSCALE and its ext form, ADD of test_bin_bcast and of test_example) differ in their
 // parameter keys, which pick the entry. A parsed case must print the very name it came from.
 
-import type { GgmlType, PoolOp, SortOrder } from '../../index.js';
+import type { GgmlType, PoolOp, SortOrder } from 'weft-ml';
 import { TestFlashAttnExt } from './cases/attention.js';
 import { TestAdd1, TestBinBcast, TestScale, type BinOp } from './cases/binary.js';
 import { TestConvTranspose1d, TestIm2col, TestPool2d, TestUpscale, TestUpscaleExt } from './cases/conv.js';

@@ -68,6 +68,41 @@ export class Rng {
     return v < max ? v : Math.fround(min);
   }
 
+  /**
+   * `out[i] = uniform(min, max)` for every i: the same values as calling uniform() that many
+   * times, with the state in locals so V8 keeps it in registers (the perf cases fill 58M
+   * floats per tensor; one call per value took seconds).
+   */
+  fillUniform(out: Float32Array, min: number, max: number): void {
+    let s0 = this.s0;
+    let s1 = this.s1;
+    let s2 = this.s2;
+    let s3 = this.s3;
+    const lo = Math.fround(min);
+    const span = Math.fround(max - min);
+    const n = out.length;
+    for (let i = 0; i < n; i++) {
+      const x = Math.imul(s1, 5) >>> 0;
+      const r = Math.imul((x << 7) | (x >>> 25), 9) >>> 0;
+      const t = (s1 << 9) >>> 0;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = ((s3 << 11) | (s3 >>> 21)) >>> 0;
+      s0 >>>= 0;
+      s1 >>>= 0;
+      s2 >>>= 0;
+      const v = Math.fround(min + Math.fround(span * (r >>> 8) * 5.9604644775390625e-8));
+      out[i] = v < max ? v : lo;
+    }
+    this.s0 = s0;
+    this.s1 = s1;
+    this.s2 = s2;
+    this.s3 = s3;
+  }
+
   /** C's rand(): a non-negative 31-bit int. */
   rand(): number {
     return this.nextU32() >>> 1;

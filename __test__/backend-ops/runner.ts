@@ -4,7 +4,7 @@
 import { availableParallelism, tmpdir, userInfo } from 'node:os';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Backend, type DeviceInfo } from '../../index.js';
+import { Backend, type DeviceInfo } from 'weft-ml';
 import { color } from './format.js';
 import { makeTestCasesEval, makeTestCasesLlm, makeTestCasesPerf } from './lists.js';
 import { evalGrad } from './modes/grad.js';

@@ -1,7 +1,7 @@
 // test_case of test-backend-ops: the hooks a case overrides, its printed name, and the
 // hijacked tensor constructors that put a sentinel after every tensor in test mode.
 
-import type { Context, GgmlType, Tensor } from '../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { varsToStr, type Vars } from './format.js';
 import type { Rng } from './rng.js';
 import { initTensorUniform } from './tensor-data.js';

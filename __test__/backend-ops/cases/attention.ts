@@ -1,6 +1,6 @@
 // Fused attention: FLASH_ATTN_EXT.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import { blckSize, ggmlPad } from '../ggml-types.js';
 import { named, TestCase } from '../test-case.js';

@@ -1,6 +1,6 @@
 // Broadcasting binary ops and scalar arithmetic: ADD, MUL, DIV (test_bin_bcast), ADD1, SCALE.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import type { Rng } from '../rng.js';
 import { initTensorUniform } from '../tensor-data.js';

@@ -1,6 +1,6 @@
 // Image and signal ops: POOL_2D, CONV_TRANSPOSE_1D, IM2COL, UPSCALE (both forms).
 
-import type { Context, GgmlType, PoolOp, Tensor } from '../../../index.js';
+import type { Context, GgmlType, PoolOp, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
 

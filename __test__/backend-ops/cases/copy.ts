@@ -1,6 +1,6 @@
 // Copies and writes into windows: DUP, CPY, CONT, SET, ACC.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { named, TestCase, TypeNeCase, type Ne4 } from '../test-case.js';
 

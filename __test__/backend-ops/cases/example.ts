@@ -9,7 +9,7 @@
 // kinds, constructor) to CASE_REGISTRY in ../parse-name.ts, so conformance mode can build it
 // from its name.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
 

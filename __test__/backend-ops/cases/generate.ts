@@ -1,6 +1,6 @@
 // Ops that make values from parameters: ARANGE, TIMESTEP_EMBEDDING.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
 

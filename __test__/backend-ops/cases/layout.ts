@@ -1,6 +1,6 @@
 // Ops that tile, join or grow tensors: REPEAT, CONCAT, PAD.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
 

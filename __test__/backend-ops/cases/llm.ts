@@ -2,7 +2,7 @@
 // case lists ("disabled to save execution time, but they can be handy for debugging");
 // makeTestCasesLlm() lists them for the CLI's --llm flag.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { rowSize } from '../ggml-types.js';
 import type { Rng } from '../rng.js';
@@ -176,7 +176,7 @@ export class TestLlama extends TestLlm {
         let kCur = ctx.mulMat(wk, cur);
         const vCur = ctx.mulMat(wv, cur);
 
-        const rope = { ...ROPE, nDims: hp.nRot, mode: 0 };
+        const rope = { ...ROPE, nDims: hp.nRot, mode: 0 as const };
         qCur = ctx.ropeExt(ctx.reshape3d(qCur, hp.nEmbdHead, hp.nHead, hp.nTokens), inpPos, null, rope);
         kCur = ctx.ropeExt(ctx.reshape3d(kCur, hp.nEmbdHead, hp.nHeadKv, hp.nTokens), inpPos, null, rope);
 
@@ -257,7 +257,7 @@ export class TestFalcon extends TestLlm {
         kCur = ctx.reshape3d(kCur, hp.nEmbdHead, hp.nHeadKv, hp.nTokens);
 
         // using mode = 2 for neox mode
-        const rope = { ...ROPE, nDims: hp.nRot, mode: 2 };
+        const rope = { ...ROPE, nDims: hp.nRot, mode: 2 as const };
         qCur = ctx.ropeExt(qCur, inpPos, null, rope);
         kCur = ctx.ropeExt(kCur, inpPos, null, rope);
 

@@ -1,6 +1,6 @@
 // Matrix products: MUL_MAT, MUL_MAT_ID, OUT_PROD.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { isQuantized } from '../ggml-types.js';
 import type { Rng } from '../rng.js';

@@ -1,6 +1,6 @@
 // Normalizations: NORM, RMS_NORM, GROUP_NORM.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
 

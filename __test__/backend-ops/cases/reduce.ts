@@ -1,6 +1,6 @@
 // Reductions: SUM, SUM_ROWS.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { named, TypeNeCase, type Ne4 } from '../test-case.js';
 
 // GGML_OP_SUM

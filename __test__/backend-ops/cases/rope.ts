@@ -1,10 +1,12 @@
 // Rotary position embedding: ROPE (ggml_rope_ext).
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, RopeOptions, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import type { Rng } from '../rng.js';
 import { initTensorUniform, setI32 } from '../tensor-data.js';
 import { named, TestCase, type Ne4 } from '../test-case.js';
+
+type RopeMode = NonNullable<RopeOptions['mode']>;
 
 // GGML_OP_ROPE
 export class TestRope extends TestCase {
@@ -46,7 +48,7 @@ export class TestRope extends TestCase {
     const freq = this.ff ? named(this.newTensor1d(ctx, 'f32', Math.trunc(this.nDims / 2)), 'freq') : null;
     const out = ctx.ropeExt(a, pos, freq, {
       nDims: this.nDims,
-      mode: this.mode,
+      mode: this.mode as RopeMode, // an int in ggml's struct; the lists use 0 and 2
       nCtxOrig: 0,
       freqBase: 10000,
       freqScale: this.fs,

@@ -1,6 +1,6 @@
 // Ops that pick, rank or count along rows: GET_ROWS, ARGMAX, COUNT_EQUAL, ARGSORT.
 
-import type { Context, GgmlType, SortOrder, Tensor } from '../../../index.js';
+import type { Context, GgmlType, SortOrder, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import type { Rng } from '../rng.js';
 import { initTensorUniform, setF32, setI32 } from '../tensor-data.js';

@@ -1,6 +1,6 @@
 // Recurrent-model ops: SSM_CONV, SSM_SCAN (Mamba), RWKV_WKV (RWKV v6).
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import type { Vars } from '../format.js';
 import { TestCase, type Ne4 } from '../test-case.js';
 

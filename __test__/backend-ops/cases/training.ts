@@ -1,6 +1,6 @@
 // Training ops: CROSS_ENTROPY_LOSS, OPT_STEP_ADAMW.
 
-import type { Context, GgmlType, Tensor } from '../../../index.js';
+import type { Context, GgmlType, Tensor } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import type { Rng } from '../rng.js';
 import { initTensorUniform } from '../tensor-data.js';

@@ -1,7 +1,7 @@
 // Elementwise ops of one input: GGML_OP_UNARY (every ggml_unary_op), SQR, SQRT, LOG, SIN,
 // COS, CLAMP, LEAKY_RELU.
 
-import type { Context, GgmlType, Tensor, UnaryOp } from '../../../index.js';
+import type { Context, GgmlType, Tensor, UnaryOp } from 'weft-ml';
 import { float, type Vars } from '../format.js';
 import type { Rng } from '../rng.js';
 import { initTensorUniform } from '../tensor-data.js';

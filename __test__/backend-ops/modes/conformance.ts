@@ -12,15 +12,14 @@
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Backend, Context, Gguf, type GgmlType, type GgufTensorInfo, type Tensor } from '../../../index.js';
+import { Backend, Context, Gguf, type GgmlType, type GgufTensorInfo, type Tensor } from 'weft-ml';
 import { fixed, pad } from '../format.js';
 import { caseFromName } from '../parse-name.js';
+import { packageRoot } from '../paths.js';
 import { isinfOrMax, signbit, tensorToFloat } from '../tensor-data.js';
 import { buildCase, failText, okText, runCase, type CaseLabel, type CaseResult, type Status } from './result.js';
 import { describeUnsupported, firstUnsupported, testContext } from './test.js';
 
-/** The repository root (this file is __test__/backend-ops/modes/conformance.ts). */
-const ROOT = resolve(__dirname, '../../..');
 
 /**
  * A folder of reference files. A folder with no .gguf file of its own but an `eval/` folder
@@ -34,7 +33,7 @@ export function resolveReferenceDir(dir: string): string {
 
 /** The default folder: $WEFT_GGML_REFERENCE, else ../shared/ggml-reference/eval from the repo root. */
 export function conformanceDir(): string {
-  return resolveReferenceDir(process.env.WEFT_GGML_REFERENCE ?? resolve(ROOT, '../shared/ggml-reference/eval'));
+  return resolveReferenceDir(process.env.WEFT_GGML_REFERENCE ?? resolve(packageRoot(), '../shared/ggml-reference/eval'));
 }
 
 /** One file of a conformance folder: its case name (the file name when unreadable) and op. */

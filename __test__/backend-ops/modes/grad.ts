@@ -2,7 +2,7 @@
 // differences of the forward graph, with the case's eps / precise / expect rules and
 // mean-abs-asymmetry against max_maa_err. Needs weft's autodiff (see capabilities.ts).
 
-import { Context, type Backend, type Tensor } from '../../../index.js';
+import { Context, type Backend, type Tensor } from 'weft-ml';
 import { autodiff } from '../capabilities.js';
 import { fixed } from '../format.js';
 import type { Rng } from '../rng.js';

@@ -2,7 +2,7 @@
 
 import { NotSupported } from '../capabilities.js';
 import { color } from '../format.js';
-import type { Context, Tensor } from '../../../index.js';
+import type { Context, Tensor } from 'weft-ml';
 import type { Mode, TestCase } from '../test-case.js';
 
 /**

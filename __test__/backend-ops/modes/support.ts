@@ -2,7 +2,7 @@
 // backend, whether the backend supports every tensor of the case's graph, and the op x backend
 // x type matrix that docs/ops.md is generated from.
 
-import type { Backend } from '../../../index.js';
+import type { Backend } from 'weft-ml';
 import { isGgmlType } from '../ggml-types.js';
 import type { TestCase } from '../test-case.js';
 import { buildCase, NotImplemented } from './result.js';

@@ -1,7 +1,7 @@
 // Test mode (test_case::eval): compute the case on a backend and on the CPU node by node and
 // compare every node's result with NMSE, checking the sentinels for out-of-bounds writes.
 
-import { Context, type Backend, type NodeComparison, type Tensor } from '../../../index.js';
+import { Context, type Backend, type NodeComparison, type Tensor } from 'weft-ml';
 import { fixed } from '../format.js';
 import type { Rng } from '../rng.js';
 import { isinfOrMax, nmse, signbit } from '../tensor-data.js';

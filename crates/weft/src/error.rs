@@ -22,6 +22,8 @@ pub enum ErrorKind {
     Io,
     /// The object is in use by a running compute.
     Busy,
+    /// A compute was stopped by its caller (ggml's abort callback; JS AbortSignal).
+    Aborted,
 }
 
 impl ErrorKind {
@@ -35,6 +37,7 @@ impl ErrorKind {
             ErrorKind::Format => "WEFT_FORMAT",
             ErrorKind::Io => "WEFT_IO",
             ErrorKind::Busy => "WEFT_BUSY",
+            ErrorKind::Aborted => "WEFT_ABORTED",
         }
     }
 }
@@ -71,6 +74,9 @@ impl Error {
     }
     pub fn busy(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Busy, message)
+    }
+    pub fn aborted(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Aborted, message)
     }
     /// Prefix the message with context (`"gguf: " + message`), keeping the kind.
     pub fn context(self, prefix: impl fmt::Display) -> Self {

@@ -71,28 +71,6 @@ fn mul_mat_by_hand() {
     assert_eq!(get(&out), vec![-2., -2., 4., 13.]);
 }
 
-fn naive_mul_mat(va: &[f32], ne_a: [usize; 4], vb: &[f32], ne_b: [usize; 4]) -> Vec<f32> {
-    let (k, m, n) = (ne_a[0], ne_a[1], ne_b[1]);
-    let mut out = vec![0f32; m * n * ne_b[2] * ne_b[3]];
-    for i3 in 0..ne_b[3] {
-        for i2 in 0..ne_b[2] {
-            let (a2, a3) = (i2 / (ne_b[2] / ne_a[2]), i3 / (ne_b[3] / ne_a[3]));
-            for i1 in 0..n {
-                for i0 in 0..m {
-                    let mut s = 0f64;
-                    for kk in 0..k {
-                        let x = va[((a3 * ne_a[2] + a2) * m + i0) * k + kk] as f64;
-                        let y = vb[((i3 * ne_b[2] + i2) * n + i1) * k + kk] as f64;
-                        s += x * y;
-                    }
-                    out[((i3 * ne_b[2] + i2) * n + i1) * m + i0] = s as f32;
-                }
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn mul_mat_broadcast_and_f16() {
     let ctx = host_ctx();

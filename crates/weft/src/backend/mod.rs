@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod cpu;
+mod observe;
 mod registry;
 mod tensor_io;
 #[cfg(feature = "webgpu")]
@@ -17,10 +18,11 @@ use crate::graph::Graph;
 use crate::tensor::Tensor;
 use crate::{Error, Result};
 
+pub use observe::{between_nodes, ComputeObserver, Unobserved};
 pub use registry::{device_by_name, devices, init_backend, registries, Registry};
 pub use tensor_io::{
     tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_set, tensor_to_f32,
-    tensor_to_f32_in_compute, BusyGuard,
+    tensor_to_f32_in_compute, tensor_to_i64, BusyGuard,
 };
 
 /// What a buffer holds (ggml_backend_buffer_usage); schedulers treat weights specially.
@@ -29,6 +31,20 @@ pub enum BufferUsage {
     Any = 0,
     Weights = 1,
     Compute = 2,
+}
+
+impl BufferUsage {
+    pub const ALL: [BufferUsage; 3] = [BufferUsage::Any, BufferUsage::Weights, BufferUsage::Compute];
+    pub fn name(self) -> &'static str {
+        match self {
+            BufferUsage::Any => "any",
+            BufferUsage::Weights => "weights",
+            BufferUsage::Compute => "compute",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<BufferUsage> {
+        Self::ALL.into_iter().find(|u| u.name() == name)
+    }
 }
 
 /// State every buffer implementation carries: its usage and how many computes use it.
@@ -146,6 +162,10 @@ pub enum DeviceType {
 }
 
 impl DeviceType {
+    pub const ALL: [DeviceType; 3] = [DeviceType::Cpu, DeviceType::Gpu, DeviceType::Accel];
+    pub fn from_name(name: &str) -> Option<DeviceType> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
     pub fn name(self) -> &'static str {
         match self {
             DeviceType::Cpu => "cpu",
@@ -189,6 +209,16 @@ pub trait Backend: Send + Sync {
     /// Compute every node of the graph in order. All tensors must be allocated in buffers
     /// this backend can use.
     fn graph_compute(&self, graph: &Graph) -> Result<()>;
+    /// graph_compute, telling `observer` how far it got and stopping where it asks (an
+    /// `Aborted` error). Backends override this to report and check between nodes; this
+    /// default only checks before the graph and reports at the end.
+    fn graph_compute_observed(&self, graph: &Graph, observer: &dyn ComputeObserver) -> Result<()> {
+        let total = graph.n_nodes();
+        between_nodes(observer, 0, total)?;
+        self.graph_compute(graph)?;
+        observer.progress(total, total);
+        Ok(())
+    }
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }

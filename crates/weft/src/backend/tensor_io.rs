@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::Buffer;
 use crate::graph::Graph;
 use crate::tensor::{Storage, Tensor};
-use crate::{Error, Result};
+use crate::{Error, Result, Type};
 
 fn storage_for(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
     let s = storage_unguarded(what, t, offset, len)?;
@@ -152,12 +152,17 @@ fn check_block_stride(what: &str, t: &Tensor) -> Result<()> {
 }
 
 /// Gather a tensor's elements in logical order (ne0 fastest) from its raw span, following
-/// its strides, converting each row to f32.
-fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
-    check_block_stride("toFloat32", t)?;
+/// its strides, converting each row with `convert` (packed row bytes -> ne0 values).
+fn gather<T: Copy + Default>(
+    what: &str,
+    t: &Tensor,
+    span: &[u8],
+    convert: impl Fn(&[u8], &mut [T]) -> Result<()>,
+) -> Result<Vec<T>> {
+    check_block_stride(what, t)?;
     let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
     let n0 = ne[0].max(0) as usize;
-    let mut out = vec![0f32; t.nelements().max(0) as usize];
+    let mut out = vec![T::default(); t.nelements().max(0) as usize];
     let row_bytes = ty.row_size(n0);
     let packed = nb[0] == ty.type_size();
     let mut row_buf = vec![0u8; row_bytes];
@@ -176,12 +181,45 @@ fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
                     }
                     &row_buf
                 };
-                crate::types::convert::row_to_f32(ty, row, &mut out[k..k + n0])?;
+                convert(row, &mut out[k..k + n0])?;
                 k += n0;
             }
         }
     }
     Ok(out)
+}
+
+fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
+    let ty = t.ty();
+    gather("toFloat32", t, span, |row, out| crate::types::convert::row_to_f32(ty, row, out))
+}
+
+/// A tensor's elements as i64, in logical order: for integer tensors (i8, i16, i32, i64),
+/// whose values f32 cannot all hold. `what` names the JS method in errors.
+pub fn tensor_to_i64(what: &str, t: &Tensor, allowed: &[Type]) -> Result<Vec<i64>> {
+    let ty = t.ty();
+    if !allowed.contains(&ty) {
+        let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
+        return Err(Error::invalid(format!(
+            "{what}: tensor '{}' is {ty}; {what} reads {} tensors (toFloat32 reads any type)",
+            t.label(),
+            names.join(", ")
+        )));
+    }
+    let mut span = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut span, 0)?;
+    let es = ty.type_size();
+    gather(what, t, &span, |row, out| {
+        for (o, b) in out.iter_mut().zip(row.chunks_exact(es)) {
+            *o = match b.len() {
+                1 => b[0] as i8 as i64,
+                2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+                4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
+                _ => i64::from_le_bytes(b.try_into().expect("8-byte chunk")),
+            };
+        }
+        Ok(())
+    })
 }
 
 /// A tensor's elements as f32, in logical order (ggml's test tensor_to_float).

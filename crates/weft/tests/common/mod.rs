@@ -80,3 +80,24 @@ pub fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
 pub mod model;
 #[allow(unused_imports)]
 pub use model::*;
+
+/// MUL_MAT written out, summed in f64: a [k, m, a2, a3] broadcast over b [k, n, b2, b3]
+/// (packed logical values) into [m, n, b2, b3].
+pub fn naive_mul_mat(va: &[f32], ne_a: [usize; 4], vb: &[f32], ne_b: [usize; 4]) -> Vec<f32> {
+    let (k, m, n) = (ne_a[0], ne_a[1], ne_b[1]);
+    let mut out = vec![0f32; m * n * ne_b[2] * ne_b[3]];
+    for i3 in 0..ne_b[3] {
+        for i2 in 0..ne_b[2] {
+            let (a2, a3) = (i2 / (ne_b[2] / ne_a[2]), i3 / (ne_b[3] / ne_a[3]));
+            for i1 in 0..n {
+                for i0 in 0..m {
+                    let ar = &va[((a3 * ne_a[2] + a2) * m + i0) * k..][..k];
+                    let br = &vb[((i3 * ne_b[2] + i2) * n + i1) * k..][..k];
+                    let s: f64 = ar.iter().zip(br).map(|(&x, &y)| x as f64 * y as f64).sum();
+                    out[((i3 * ne_b[2] + i2) * n + i1) * m + i0] = s as f32;
+                }
+            }
+        }
+    }
+    out
+}

@@ -3,6 +3,8 @@
 
 mod buffer;
 mod dispatch;
+pub(crate) mod float_simd;
+pub mod isa;
 mod kernel;
 mod ops;
 pub mod simd;
@@ -87,7 +89,10 @@ impl Device for CpuDevice {
         buft.is_host()
     }
     fn properties(&self) -> Vec<(String, String)> {
-        vec![("threads".into(), default_threads().to_string())]
+        // "isa": the kernels' instruction-set level (`Isa::best`, WEFT_CPU_ISA's names), e.g.
+        // "avx512-vnni".
+        let isa = isa::Isa::best().name().to_string();
+        vec![("threads".into(), default_threads().to_string()), ("isa".into(), isa)]
     }
 }
 
@@ -146,9 +151,15 @@ impl Backend for CpuBackend {
         CpuDevice::get()
     }
     fn graph_compute(&self, graph: &Graph) -> Result<()> {
+        self.graph_compute_observed(graph, &super::Unobserved)
+    }
+    fn graph_compute_observed(&self, graph: &Graph, observer: &dyn super::ComputeObserver) -> Result<()> {
         let pool = self.pool();
         let cx = Cx::new(&pool);
-        for node in graph.nodes() {
+        let total = graph.n_nodes();
+        for (i, node) in graph.nodes().iter().enumerate() {
+            // ggml-cpu asks its abort callback before every node too
+            super::between_nodes(observer, i, total)?;
             if node.is_empty() || node.op().kind().is_view() || node.op().kind() == crate::op::OpKind::None {
                 continue;
             }
@@ -158,6 +169,7 @@ impl Backend for CpuBackend {
             }
             dispatch::compute(node, &cx)?;
         }
+        observer.progress(total, total);
         Ok(())
     }
     fn set_option(&self, key: &str, value: &str) -> Result<()> {

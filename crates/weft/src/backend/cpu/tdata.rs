@@ -3,6 +3,7 @@
 //! quantized one. Tensors were checked to fit their buffers when they were bound, so any
 //! index inside `ne` is inside the allocation.
 
+use super::float_simd::{kernels, Elem};
 use crate::tensor::{Tensor, MAX_DIMS};
 use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, quant, Type};
 use crate::{Error, Result};
@@ -135,8 +136,9 @@ impl TData {
             }
             return;
         }
-        if self.ty == Type::F32 && self.rows_packed() {
-            std::ptr::copy_nonoverlapping(p as *const f32, out.as_mut_ptr(), n);
+        if let (Some(elem), true) = (Elem::of(self.ty), self.rows_packed()) {
+            // f32 copied, f16 / bf16 widened with SIMD (the same bits as element by element)
+            kernels().to_f32(elem, p, out.as_mut_ptr(), n);
             return;
         }
         let nb0 = self.nb[0];
@@ -154,8 +156,9 @@ impl TData {
         debug_assert!(!self.ty.is_quantized(), "store_row of {}: use try_store_row", self.ty);
         let n = self.n(0);
         let p = self.row_ptr(i1, i2, i3);
-        if self.ty == Type::F32 && self.rows_packed() {
-            std::ptr::copy_nonoverlapping(src.as_ptr(), p as *mut f32, n);
+        if let (Some(elem), true) = (Elem::of(self.ty), self.rows_packed()) {
+            // f32 copied, f16 / bf16 rounded with SIMD (the same bits as element by element)
+            kernels().f32_to(elem, src.as_ptr(), p, n);
             return;
         }
         let nb0 = self.nb[0];

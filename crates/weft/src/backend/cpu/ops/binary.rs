@@ -2,8 +2,10 @@
 //! (row-wise: a src1 row shorter than src0's repeats along the row). Computed in f32.
 //! ADD also takes a quantized src0 with an f32 src1, as ggml's add_q_f32: each row is
 //! dequantized, added to, and quantized into dst (a's type, or any type through addCast).
+//! The row loops are `float_simd`'s (exact: the same bits on every ISA).
 
 use super::{is_float, is_float_or_quant, is_quant_rows, src};
+use crate::backend::cpu::float_simd::{kernels, BinFn};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
@@ -22,18 +24,14 @@ fn supports(node: &Tensor) -> bool {
     floats || quant_add
 }
 
-#[inline]
-fn apply(op: Op, x: f32, y: f32) -> f32 {
-    match op {
-        Op::Add => x + y,
-        Op::Sub => x - y,
-        Op::Mul => x * y,
-        _ => x / y,
-    }
-}
-
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
-    let op = node.op();
+    let kern = kernels();
+    let f = match node.op() {
+        Op::Add => kern.add,
+        Op::Sub => kern.sub,
+        Op::Mul => kern.mul,
+        _ => kern.div,
+    };
     let a = src(node, 0)?;
     let b = src(node, 1)?;
     let d = TData::of(node)?;
@@ -55,11 +53,11 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                 if fast {
                     let pa = a.row_ptr(i1, i2, i3) as *const f32;
                     let pb = b.row_ptr(j1, j2, j3) as *const f32;
-                    combine(op, pa, pb, nb0, d.row_ptr(i1, i2, i3) as *mut f32, n0);
+                    combine(f, pa, pb, nb0, d.row_ptr(i1, i2, i3) as *mut f32, n0);
                 } else {
                     a.load_row(i1, i2, i3, &mut xa);
                     b.load_row(j1, j2, j3, &mut xb);
-                    combine(op, xa.as_ptr(), xb.as_ptr(), nb0, out.as_mut_ptr(), n0);
+                    combine(f, xa.as_ptr(), xb.as_ptr(), nb0, out.as_mut_ptr(), n0);
                     d.try_store_row(i1, i2, i3, &out)?;
                 }
             }
@@ -68,21 +66,20 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     })
 }
 
-/// out[i] = x[i] op y[i % ny] for i < n. Raw pointers, because `out` may be the same
-/// memory as `x` (in-place ops) or even `y`: each element is read before it is written.
+/// out[i] = x[i] op y[i % ny] for i < n, one `f` call per repeat of y. Raw pointers,
+/// because `out` may be the same memory as `x` (in-place ops) or even `y`: each element is
+/// read before it is written.
 ///
 /// # Safety
 /// x and out valid for n floats, y for ny floats.
-unsafe fn combine(op: Op, x: *const f32, y: *const f32, ny: usize, out: *mut f32, n: usize) {
+unsafe fn combine(f: BinFn, x: *const f32, y: *const f32, ny: usize, out: *mut f32, n: usize) {
     if ny == 0 {
         return;
     }
     let mut i = 0;
     while i < n {
         let len = ny.min(n - i);
-        for k in 0..len {
-            *out.add(i + k) = apply(op, *x.add(i + k), *y.add(k));
-        }
+        f(x.add(i), y, out.add(i), len);
         i += len;
     }
 }

@@ -6,9 +6,10 @@
 
 use std::sync::OnceLock;
 
+use crate::backend::cpu::float_simd::{kernels, Elem};
 use crate::backend::cpu::simd::{self, Isa, RowDot};
 use crate::error::{Error, Result};
-use crate::types::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, quant, Type};
+use crate::types::{quant, Type};
 
 /// One K or V type's part in attention. The kernel only calls these; a new type is a new
 /// entry in [`kv_row_ops`].
@@ -24,18 +25,28 @@ pub struct KvRowOps {
     pub to_f32: unsafe fn(v: *const u8, out: &mut [f32]) -> Result<()>,
 }
 
-/// The ops of a 16-bit float K/V type, given its conversions from and to f32.
+/// The ops of a 16-bit float K/V type: `float_simd`'s conversions and row dot (the query
+/// rounded to K's type, products summed in f32 lanes as ggml's SIMD vec_dot_f16 does).
 macro_rules! half_kv {
-    ($from:expr, $to:expr) => {
+    ($elem:expr) => {
         Some(KvRowOps {
             q_row_size: |n| 2 * n,
             q_from_f32: |x, out| {
-                half_from_f32(x, out, $from);
+                let n = x.len().min(out.len() / 2);
+                // SAFETY: n elements in, n 16-bit values out.
+                unsafe { kernels().f32_to($elem, x.as_ptr(), out.as_mut_ptr(), n) };
                 Ok(())
             },
-            dot: |k, q, n| Ok(unsafe { half_dot(k, q, n, $to) }),
+            dot: |k, q, n| {
+                let mut v = 0f32;
+                debug_assert!(q.len() >= 2 * n);
+                // SAFETY: k and q each hold n values of the type.
+                unsafe { (kernels().dot($elem))(n, k, 0, 1, q.as_ptr(), &mut v) };
+                Ok(v)
+            },
             to_f32: |v, out| {
-                unsafe { half_to_f32(v, out, $to) };
+                // SAFETY: v holds out.len() values of the type.
+                unsafe { kernels().to_f32($elem, v, out.as_mut_ptr(), out.len()) };
                 Ok(())
             },
         })
@@ -72,8 +83,8 @@ macro_rules! quant_kv {
 /// kernel's `supports` checks it).
 pub fn kv_row_ops(ty: Type) -> Option<KvRowOps> {
     match ty {
-        Type::F16 => half_kv!(f32_to_f16, f16_to_f32),
-        Type::BF16 => half_kv!(f32_to_bf16, bf16_to_f32),
+        Type::F16 => half_kv!(Elem::F16),
+        Type::BF16 => half_kv!(Elem::BF16),
         Type::Q4_0 => quant_kv!(Type::Q4_0),
         Type::Q4_1 => quant_kv!(Type::Q4_1),
         Type::Q5_0 => quant_kv!(Type::Q5_0),
@@ -81,35 +92,5 @@ pub fn kv_row_ops(ty: Type) -> Option<KvRowOps> {
         Type::Q8_0 => quant_kv!(Type::Q8_0),
         Type::IQ4_NL => quant_kv!(Type::IQ4_NL),
         _ => None,
-    }
-}
-
-fn half_from_f32(x: &[f32], out: &mut [u8], conv: fn(f32) -> u16) {
-    for (o, &v) in out.chunks_exact_mut(2).zip(x) {
-        o.copy_from_slice(&conv(v).to_le_bytes());
-    }
-}
-
-/// ggml_vec_dot_f16 / _bf16: products of the 16-bit values (exact in f32) summed in f64.
-///
-/// # Safety
-/// `k` points at `n` readable 16-bit values; `q` holds at least `n`.
-#[inline]
-unsafe fn half_dot(k: *const u8, q: &[u8], n: usize, conv: fn(u16) -> f32) -> f32 {
-    let k = k as *const u16;
-    let mut sum = 0f64;
-    for (i, qb) in q.chunks_exact(2).take(n).enumerate() {
-        let qv = conv(u16::from_le_bytes([qb[0], qb[1]]));
-        sum += (conv(k.add(i).read_unaligned()) * qv) as f64;
-    }
-    sum as f32
-}
-
-/// # Safety
-/// `v` points at `out.len()` readable 16-bit values.
-unsafe fn half_to_f32(v: *const u8, out: &mut [f32], conv: fn(u16) -> f32) {
-    let v = v as *const u16;
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = conv(v.add(i).read_unaligned());
     }
 }

@@ -1,10 +1,12 @@
 //! MUL_MAT: dst[i0, i1, i2, i3] = dot(row i0 of a, row i1 of b), a broadcast over b's dims
 //! 2 and 3. Like ggml, b is first rounded to a's "vec dot" type (f16 for f16 a, bf16 for
-//! bf16 a), then both are multiplied in f32. Quantized a: `matmul_quant`.
+//! bf16 a), then both are multiplied in f32. Float a with packed rows: `matmul_float`
+//! (SIMD row dots, a packed GEMM); quantized a: `matmul_quant`; the rest (a's elements
+//! strided) here, through f32 copies.
 
 use std::ops::Range;
 
-use super::{is_float, matmul_quant, src, SyncPtr};
+use super::{is_float, matmul_float, matmul_quant, src, SyncPtr};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -76,6 +78,9 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let a = src(node, 0)?;
     let b = src(node, 1)?;
     let d = TData::of(node)?;
+    if matmul_float::takes(&a) {
+        return matmul_float::run(&a, &b, &d, cx);
+    }
     let k = a.n(0);
     let vec_dot_type = a.ty;
     let af = packed_f32(&a, Type::F32, cx);

@@ -18,6 +18,7 @@ pub mod im2col;
 pub mod index;
 pub mod loss;
 pub mod matmul;
+pub mod matmul_float;
 pub mod matmul_quant;
 pub mod mul_mat_id;
 pub mod norm;

@@ -3,12 +3,15 @@
 //!
 //! As in ggml, rows are grouped by expert so each expert matrix is read once, and b is first
 //! rounded to the experts' "vec dot" type (f16 for f16 experts, bf16 for bf16, q8_0 / q8_1 /
-//! q8_K for quantized experts); the dot products are MUL_MAT's (`matmul_quant` for quantized
-//! experts). Expert ids outside 0..n_expert are an error, not a stray read.
+//! q8_K for quantized experts); the dot products are MUL_MAT's (`matmul_float`'s SIMD row
+//! dots on the expert rows where they lie, `matmul_quant` for quantized experts). Expert ids
+//! outside 0..n_expert are an error, not a stray read.
 
 use super::matmul::{dot, packed_f32, packed_f32_rows};
+use super::matmul_float::BRows;
 use super::matmul_quant::{self, DotRows};
 use super::{is_float, is_quant_rows, src};
+use crate::backend::cpu::float_simd::{kernels, Elem};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
@@ -60,6 +63,18 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         for (e, group) in used {
             // SAFETY: row (i0, e) of `as` [k, m, n_expert] exists for i0 < m; b_row < b's rows.
             expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| Ok(unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) }))?;
+        }
+    } else if let (Some(elem), true) = (Elem::of(a.ty), a.rows_packed()) {
+        // b's rows in the experts' type; expert rows dotted where they lie.
+        let rows = BRows::new(&b, elem, elem, cx);
+        let dot = kernels().dot(elem);
+        for (e, group) in used {
+            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| {
+                let mut v = 0f32;
+                // SAFETY: row (i0, e) of `as` holds k elements of its type; b_row < b's rows.
+                unsafe { dot(k, a.row_ptr(i0, e, 0), 0, 1, rows.flat_row(b_row), &mut v) };
+                Ok(v)
+            })?;
         }
     } else {
         let bf = packed_f32(&b, a.ty, cx);

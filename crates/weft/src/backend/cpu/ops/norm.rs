@@ -1,6 +1,9 @@
-//! NORM and RMS_NORM along rows (f32), with ggml's f64 accumulation.
+//! NORM and RMS_NORM along rows (f32), with ggml's f64 accumulation. RMS_NORM of packed
+//! rows runs `float_simd`'s sum of squares (f32 squares summed in f64 lanes: the same f32
+//! result as ggml's sequential sum but in the rarest last-bit cases) and scaling (exact).
 
 use super::src;
+use crate::backend::cpu::float_simd::kernels;
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
@@ -19,12 +22,20 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let d = TData::of(node)?;
     let op = node.op();
     let n0 = s.n(0);
+    let kern = kernels();
+    let packed = s.rows_packed() && d.rows_packed();
     cx.par_ranges(s.nrows(), (4096 / n0.max(1)).max(1), |rows| {
         let mut x = vec![0f32; n0];
         for ir in rows {
             let (i1, i2, i3) = s.row_coords(ir);
             // SAFETY: same shape for src and dst; the row is loaded before dst is written.
             unsafe {
+                if let (Op::RmsNorm { eps }, true) = (op, packed) {
+                    let (from, to) = (s.row_ptr(i1, i2, i3) as *const f32, d.row_ptr(i1, i2, i3) as *mut f32);
+                    let mean = ((kern.sum_sq_f64)(from, n0) / n0 as f64) as f32;
+                    (kern.scale)(from, 1.0 / (mean + eps).sqrt(), to, n0);
+                    continue;
+                }
                 s.load_row(i1, i2, i3, &mut x);
                 match op {
                     Op::Norm { eps } => norm_row(&mut x, eps),

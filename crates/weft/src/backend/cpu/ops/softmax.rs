@@ -1,8 +1,10 @@
 //! SOFT_MAX: softmax(x*scale + mask*slope) along rows. The mask (f32 or f16) is one
 //! matrix broadcast over rows (row i uses mask row i % ne01); ALiBi slopes per head
-//! (dim 2) when max_bias > 0. Exponentials are summed in f64, as ggml does.
+//! (dim 2) when max_bias > 0. Exponentials are summed in f64, as ggml does (each SIMD
+//! vector summed in f32 first, as ggml's vector loop; `float_simd`'s `exp_sum`).
 
 use super::src;
+use crate::backend::cpu::float_simd::kernels;
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
@@ -67,11 +69,12 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
 /// exp(x - max) / sum, in place; the sum in f64.
 pub fn softmax_row(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0f64;
-    for v in x.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v as f64;
+    let kern = kernels();
+    let n = x.len();
+    let p = x.as_mut_ptr();
+    // SAFETY: n elements, in place (both kernels allow it).
+    unsafe {
+        let sum = (kern.exp_sum)(p, max, p, n);
+        (kern.scale)(p, (1.0 / sum) as f32, p, n);
     }
-    let inv = (1.0 / sum) as f32;
-    x.iter_mut().for_each(|v| *v *= inv);
 }

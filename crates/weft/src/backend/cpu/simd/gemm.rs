@@ -309,7 +309,7 @@ impl QuantGemm {
         // VNNI multiplies unsigned by signed bytes: signed levels go in offset by 128.
         let mode = match (sign, isa) {
             (LevelSign::Unsigned, _) => Mode::UNSIGNED,
-            (LevelSign::Signed, Isa::Avx512) => Mode::OFFSET,
+            (LevelSign::Signed, Isa::Avx512Vnni) => Mode::OFFSET,
             (LevelSign::Signed, _) => Mode::SIGNED,
         };
         macro_rules! pick {
@@ -324,9 +324,9 @@ impl QuantGemm {
         }
         match isa {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => pick!(micro_avx2),
+            Isa::Avx2 | Isa::Avx512 => pick!(micro_avx2),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => pick!(micro_avx512),
+            Isa::Avx512Vnni => pick!(micro_avx512),
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => pick!(micro_neon),
             #[cfg(target_arch = "aarch64")]

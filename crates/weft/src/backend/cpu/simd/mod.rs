@@ -2,11 +2,11 @@
 //! perf list against its activation format, the activation formats' `from_float`, and the
 //! blocked GEMM that MUL_MAT uses for many columns. Each kernel is written once against the
 //! [`ops::Simd`] operations and compiled per ISA (AVX2, AVX-512 with VNNI, NEON with and
-//! without `dotprod`); [`Isa::best`] picks the ISA at run time. The scalar forms in
-//! `types::quant` stay the fallback and the tests' oracle (`table.rs` lists both per type).
+//! without `dotprod`); [`Isa::best`], the CPU backend's one ISA choice, picks it at run time
+//! (AVX-512 without VNNI runs the AVX2 kernels). The scalar forms in `types::quant` stay the
+//! fallback and the tests' oracle (`table.rs` lists both per type).
 
-use std::sync::OnceLock;
-
+pub use crate::backend::cpu::isa::Isa;
 use crate::types::quant;
 use crate::types::Type;
 use crate::Result;
@@ -31,71 +31,6 @@ mod x86;
 
 #[cfg(test)]
 mod tests;
-
-/// An instruction set the kernels are compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isa {
-    /// The scalar reference code.
-    Scalar,
-    /// x86-64 AVX2 + FMA + F16C.
-    Avx2,
-    /// x86-64 AVX2 level plus AVX-512 F/BW/VL and VNNI.
-    Avx512,
-    /// aarch64 NEON.
-    Neon,
-    /// aarch64 NEON with the dot-product extension.
-    NeonDot,
-}
-
-impl Isa {
-    pub const ALL: [Isa; 5] = [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDot];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Scalar => "scalar",
-            Isa::Avx2 => "avx2",
-            Isa::Avx512 => "avx512",
-            Isa::Neon => "neon",
-            Isa::NeonDot => "neon-dot",
-        }
-    }
-
-    /// Whether this CPU runs the ISA.
-    pub fn available(self) -> bool {
-        match self {
-            Isa::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => x86::Avx2::available(),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => x86::Avx512::available(),
-            #[cfg(target_arch = "aarch64")]
-            Isa::Neon => neon::Neon::<false>::available(),
-            #[cfg(target_arch = "aarch64")]
-            Isa::NeonDot => neon::Neon::<true>::available(),
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
-    }
-
-    /// Every ISA this CPU runs, the scalar code first.
-    pub fn available_all() -> Vec<Isa> {
-        Isa::ALL.into_iter().filter(|i| i.available()).collect()
-    }
-
-    /// The ISA the CPU backend uses: the last (widest) available one, or the one named by
-    /// the `WEFT_CPU_ISA` environment variable (`scalar`, `avx2`, `avx512`, `neon`,
-    /// `neon-dot`) where it is available, to compare ISAs on one machine. Decided once.
-    pub fn best() -> Isa {
-        static BEST: OnceLock<Isa> = OnceLock::new();
-        *BEST.get_or_init(|| {
-            let widest = *Isa::available_all().last().expect("scalar is always available");
-            match std::env::var("WEFT_CPU_ISA") {
-                Ok(name) => Isa::ALL.into_iter().find(|i| i.name() == name && i.available()).unwrap_or(widest),
-                Err(_) => widest,
-            }
-        })
-    }
-}
 
 /// The dot product of rows of one quantized type with rows of its vec_dot type, on one ISA.
 #[derive(Clone, Copy)]

@@ -13,11 +13,8 @@ use super::ops::Simd;
 pub(crate) struct Neon<const DOT: bool>(());
 
 impl<const DOT: bool> Neon<DOT> {
-    pub(crate) fn available() -> bool {
-        std::arch::is_aarch64_feature_detected!("neon") && (!DOT || std::arch::is_aarch64_feature_detected!("dotprod"))
-    }
     /// # Safety
-    /// The CPU has every feature of [`Neon::available`].
+    /// The CPU runs `Isa::Neon` (`Isa::NeonDot` with `DOT`).
     #[inline(always)]
     pub(crate) unsafe fn new_unchecked() -> Self {
         Neon(())

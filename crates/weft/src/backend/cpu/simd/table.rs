@@ -57,9 +57,9 @@ macro_rules! entries {
                 match isa {
                     super::Isa::Scalar => None,
                     #[cfg(target_arch = "x86_64")]
-                    super::Isa::Avx2 => Some(avx2 as $sig),
+                    super::Isa::Avx2 | super::Isa::Avx512 => Some(avx2 as $sig),
                     #[cfg(target_arch = "x86_64")]
-                    super::Isa::Avx512 => Some(avx512 as $sig),
+                    super::Isa::Avx512Vnni => Some(avx512 as $sig),
                     #[cfg(target_arch = "aarch64")]
                     super::Isa::Neon => Some(neon as $sig),
                     #[cfg(target_arch = "aarch64")]

@@ -15,11 +15,8 @@ pub(crate) struct Avx2(());
 pub(crate) struct Avx512(());
 
 impl Avx2 {
-    pub(crate) fn available() -> bool {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
-    }
     /// # Safety
-    /// The CPU has every feature of [`Avx2::available`].
+    /// The CPU runs `Isa::Avx2`.
     #[inline(always)]
     pub(crate) unsafe fn new_unchecked() -> Self {
         Avx2(())
@@ -27,15 +24,8 @@ impl Avx2 {
 }
 
 impl Avx512 {
-    pub(crate) fn available() -> bool {
-        Avx2::available()
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl")
-            && is_x86_feature_detected!("avx512vnni")
-    }
     /// # Safety
-    /// The CPU has every feature of [`Avx512::available`].
+    /// The CPU runs `Isa::Avx512Vnni`.
     #[inline(always)]
     pub(crate) unsafe fn new_unchecked() -> Self {
         Avx512(())

@@ -1,0 +1,77 @@
+// numpy (OpenBLAS) as a peer that times one operation per request, so weft's and
+// OpenBLAS's measurements alternate within the same run: `python3` stays up, holds its
+// arrays, and answers each line ("gemm N" or "gemv M K") with the seconds one call took.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createInterface, type Interface } from 'node:readline';
+
+const SCRIPT = `
+import sys, time
+import numpy as np
+cache = {}
+def arrays(key, make):
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+for line in sys.stdin:
+    p = line.split()
+    if p[0] == 'gemm':
+        n = int(p[1])
+        a, b = arrays(('gemm', n), lambda: (np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)))
+        t0 = time.perf_counter(); a @ b; t = time.perf_counter() - t0
+    else:
+        m, k = int(p[1]), int(p[2])
+        a, x = arrays(('gemv', m, k), lambda: (np.random.rand(m, k).astype(np.float32), np.random.rand(k).astype(np.float32)))
+        t0 = time.perf_counter(); a @ x; t = time.perf_counter() - t0
+    print(t, flush=True)
+`;
+
+export class BlasPeer {
+  private readonly child: ChildProcess;
+  private readonly lines: Interface;
+  private readonly pending: ((s: string) => void)[] = [];
+
+  private constructor() {
+    // Some machines pin OpenBLAS to an old core type for safety; that slows it down, so the
+    // peer runs without those two settings.
+    const env = { ...process.env };
+    delete env.OPENBLAS_CORETYPE;
+    delete env.OPENBLAS_L2_SIZE;
+    this.child = spawn('python3', ['-c', SCRIPT], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    this.lines = createInterface({ input: this.child.stdout! });
+    this.lines.on('line', (l) => this.pending.shift()?.(l));
+  }
+
+  /** A running peer, or null when python3 with numpy is not installed. */
+  static start(): BlasPeer | null {
+    try {
+      const check = spawnSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' });
+      if (check.status !== 0) return null;
+    } catch {
+      return null;
+    }
+    return new BlasPeer();
+  }
+
+  private ask(line: string): Promise<number> {
+    return new Promise((res, rej) => {
+      this.pending.push((s) => (Number.isFinite(Number(s)) ? res(Number(s)) : rej(new Error(`numpy peer: ${s}`))));
+      this.child.stdin!.write(line + '\n');
+    });
+  }
+
+  /** Seconds of one f32 n x n x n matrix product. */
+  gemm(n: number): Promise<number> {
+    return this.ask(`gemm ${n}`);
+  }
+
+  /** Seconds of one f32 mat-vec of an m x k matrix. */
+  gemv(m: number, k: number): Promise<number> {
+    return this.ask(`gemv ${m} ${k}`);
+  }
+
+  close(): void {
+    this.child.stdin!.end();
+    this.lines.close();
+  }
+}

@@ -78,10 +78,7 @@ export declare class BackendBuffer {
   set usage(usage: BufferUsage)
   /** ggml_backend_buffer_clear: every byte set to `value`. */
   clear(value: number): void
-  /**
-   * Free the memory now. Tensors in this buffer become unusable (their reads and writes
-   * throw). Throws while a compute uses the buffer.
-   */
+  /** Free the memory now. Tensors in this buffer become unusable (their reads and writes throw). Throws while a compute uses the buffer. */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -106,12 +103,6 @@ export declare class Context {
   maxTensorSize(): number
   /** ggml_reset: forget all objects (tensors already handed out stay usable). */
   reset(): void
-  /**
-   * ggml_free: release the context's own memory now (tensors whose data lives in it
-   * become unusable) and this handle. Throws while a compute uses that memory.
-   */
-  dispose(): void
-  [globalThis.Symbol.dispose](): void
   /** ggml_new_tensor: `ne` has 1 to 4 dims, ne[0] fastest. */
   newTensor(ty: GgmlType, ne: Array<number>): Tensor
   newTensor1d(ty: GgmlType, ne0: number): Tensor
@@ -369,6 +360,9 @@ export declare class Context {
   getRelPos(a: Tensor, qh: number, kh: number): Tensor
   /** ggml_add_rel_pos (SAM). */
   addRelPos(a: Tensor, pw: Tensor, ph: Tensor): Tensor
+  /** ggml_free: release the context's own memory now (tensors whose data lives in it become unusable) and this handle. Throws while a compute uses that memory. */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
   /** ggml_mul_mat: a [k, n, ...] x b [k, m, ...] -> [n, m, ...]; a broadcasts over b's dims 2, 3. */
   mulMat(a: Tensor, b: Tensor): Tensor
   /** ggml_mul_mat_set_prec. */
@@ -462,12 +456,15 @@ export declare class Gguf {
 export declare class GgufWriter {
   constructor()
   /**
-   * Set a metadata value. Without `type`, strings are 'str', booleans 'bool', bigints 'i64',
-   * integers 'i32' (or 'i64' beyond), other numbers 'f32', arrays 'arr' of the first
-   * element's type. For arrays, `type` may be 'arr' and `elementType` the element type.
+   * Set a metadata value, stored exactly or refused. Without `type`: strings are 'str',
+   * booleans 'bool', bigints 'i64' ('u64' above its range), integers 'i32' ('i64' up to
+   * 2^53), other numbers (fractions, -0, NaN, beyond 2^53) 'f64', arrays 'arr' of the
+   * narrowest type that holds all their elements. With `type`, a value the type cannot
+   * hold is refused ('f32' rounds to the nearest f32, but not to infinity or zero). For
+   * arrays, `type` may be 'arr' and `elementType` the element type.
    */
   set(key: string, value: number | bigint | string | boolean | Array<unknown>, type?: GgufValueType, elementType?: GgufValueType): void
-  /** general.alignment (a power of two; default 32). */
+  /** general.alignment: a power of two up to 65536 (64 KiB); default 32. */
   setAlignment(alignment: number): void
   /** Add a tensor's current data (from any backend) under its name. */
   addTensor(tensor: Tensor): void
@@ -525,9 +522,95 @@ export declare class GraphAllocator {
   allocGraph(graph: Graph): void
   /** ggml_gallocr_get_buffer_size. */
   bufferSize(i?: number | undefined | null): number
-  /** The buffers the allocator holds. */
+  /** The buffers the allocator holds (disposing them frees the allocator's memory). */
   buffers(): BackendBuffer
   /** Drop the allocator and its hold on its buffers (tensors placed in them keep theirs). */
+  dispose(): void
+  [globalThis.Symbol.dispose](): void
+}
+
+export declare class Scheduler {
+  /**
+   * ggml_backend_sched_new: `backends` in priority order, the CPU last (it takes graph
+   * inputs and whatever no other backend runs); `graphSize` (default 2048) bounds the
+   * nodes plus leafs of a graph; `parallel` keeps 4 copies of every split input
+   * (pipeline parallelism, as ggml), `nCopies` sets the number (1 to 4).
+   */
+  constructor(options: { backends: Backend[]; graphSize?: number; parallel?: boolean; nCopies?: number })
+  get nBackends(): number
+  /** ggml_backend_sched_get_backend: the backend of priority `i`. */
+  getBackend(i: number): Backend
+  /** ggml_backend_sched_get_n_copies. */
+  get nCopies(): number
+  /**
+   * ggml_backend_sched_get_n_splits: splits of the last graph split (reserve,
+   * allocGraph or compute).
+   */
+  get nSplits(): number
+  /**
+   * ggml_backend_sched_reserve: size the compute buffers for `graph` (a worst case)
+   * without placing its tensors; graphs of the same shape then allocate nothing new.
+   */
+  reserve(graph: Graph): void
+  /**
+   * ggml_backend_sched_alloc_graph: assign and split `graph` and place its tensors; set
+   * the graph's inputs after this, then compute it.
+   */
+  allocGraph(graph: Graph): void
+  /**
+   * ggml_backend_sched_graph_compute, off the event loop: allocates `graph` first unless it
+   * is the graph allocated last. Every buffer it uses refuses reads, writes and dispose
+   * until the Promise settles (except reads inside the eval callback, of the node shown
+   * and its sources). `options` as Backend.compute's: `signal` stops the compute between
+   * nodes, `onProgress(nodesDone, nodesTotal)` counts the nodes of the split graphs. Any
+   * failure rejects the Promise.
+   */
+  compute(graph: Graph, options?: ComputeOptions | undefined | null): Promise<void>
+  /**
+   * ggml_backend_sched_set_tensor_backend: run (or place) `t` on `backend` whatever the
+   * passes would choose; holds until reset().
+   */
+  setTensorBackend(t: Tensor, backend: Backend): void
+  /**
+   * ggml_backend_sched_get_tensor_backend: where `t` runs (or lives) in the last split,
+   * or null.
+   */
+  getTensorBackend(t: Tensor): Backend | null
+  /**
+   * ggml_backend_sched_set_eval_callback: `callback(t, ask)` is called for every node in
+   * order with ask = true ("do you want to see it?"), then, for the nodes it wanted, with
+   * ask = false once the node is computed: `t` is readable inside that call. Returning
+   * `false` means no (ask) or stop the compute (after); anything else, yes / go on. A
+   * throw rejects the compute's Promise with what was thrown. null removes it.
+   */
+  setEvalCallback(callback: ((t: Tensor, ask: boolean) => boolean | void) | null | undefined): void
+  /**
+   * ggml_backend_sched_get_buffer_size: bytes of `backend`'s compute buffer (0 where it
+   * shares the buffer type of a backend before it).
+   */
+  bufferSize(backend: Backend): number
+  /**
+   * ggml_backend_sched_reset: forget assignments (setTensorBackend's too) and the
+   * allocation.
+   */
+  reset(): void
+  /** ggml_backend_sched_synchronize: wait for every backend. */
+  synchronize(): void
+  /**
+   * The last split: each split's backend, inputs and nodes with their sources (the
+   * debug view of the assignment).
+   */
+  splits(): Array<SchedSplit>
+  /**
+   * The last split as ggml prints it with GGML_SCHED_DEBUG=1 (`verbose`: =2, a line per
+   * node with its sources' sizes, backends and causes). Setting GGML_SCHED_DEBUG prints
+   * it to stderr at every split.
+   */
+  describe(verbose?: boolean | undefined | null): string
+  /**
+   * ggml_backend_sched_free: the compute buffers are freed now (tensors placed in them
+   * become unusable). Refused while a compute uses them.
+   */
   dispose(): void
   [globalThis.Symbol.dispose](): void
 }
@@ -660,6 +743,12 @@ export declare const BufferUsage: {
   readonly Weights: 'weights'
   readonly Compute: 'compute'
 }
+
+/**
+ * How many panics weft has caught in this process (thrown to JS as WEFT_INTERNAL, or
+ * inside a compute). Always 0 unless weft has a bug: tests and the fuzzer check it.
+ */
+export declare function caughtPanics(): number
 
 /** Options of Backend.compute. */
 export interface ComputeOptions {
@@ -893,6 +982,42 @@ export interface RopeOptions {
   betaFast?: number
   /** Default 1. */
   betaSlow?: number
+}
+
+export interface SchedNode {
+  /** Index in the graph. */
+  index: number
+  op: string
+  tensor: SchedTensor
+  /** Its sources as the split reads them: copies are named 'BACKEND#name#slot'. */
+  srcs: Array<SchedTensor>
+}
+
+/** One split: consecutive nodes run on one backend, after its inputs are copied in. */
+export interface SchedSplit {
+  backend: string
+  /** Graph node range [iStart, iEnd). */
+  iStart: number
+  iEnd: number
+  /** Tensors copied into this split's backend first (with their own backend). */
+  inputs: Array<SchedTensor>
+  /** The nodes that compute something (views left out, as in ggml's print). */
+  nodes: Array<SchedNode>
+}
+
+/** A tensor in the debug view of a split. */
+export interface SchedTensor {
+  name: string
+  bytes: number
+  /** The backend the passes gave it ('' if none). */
+  backend: string
+  /**
+   * The pass that decided, as ggml labels causes: '1.dst' (its buffer), '1.inp' (graph
+   * input), '1.wgt0' (the weights of source 0), '1.off' (offloaded), '2.sup'
+   * (expanded from a neighbour), '3.best', '3.upg', '4.cur', '4.vsrc', '4.cpy' (a
+   * split input's copy), 'usr' (setTensorBackend).
+   */
+  cause: string
 }
 
 /** ggml_sort_order. */

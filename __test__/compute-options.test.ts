@@ -48,7 +48,7 @@ test('compute rejects, never throws: bad arguments, busy buffers, unallocated gr
 
   // a second compute over the same buffers while the first runs
   const first = cpu.compute(g)
-  await rejectsWith(() => cpu.compute(g), 'WEFT_BUSY', 'another running compute')
+  await rejectsWith(() => cpu.compute(g), 'WEFT_BUSY', 'in use by a running compute')
   await first
 
   const ctx2 = new Context({ memSize: 1 << 20, noAlloc: true })

@@ -152,7 +152,7 @@ test('buffers: dispose frees now, and is refused while a compute runs', async ()
   assert.throws(() => buf.dispose(), (e: any) => e.code === 'WEFT_BUSY')
   // A second compute over the same memory would race the first: refused (its Promise
   // rejects) until the first settles.
-  await assert.rejects(cpu.compute(g), (e: any) => e.code === 'WEFT_BUSY' && /another running compute/.test(e.message))
+  await assert.rejects(cpu.compute(g), (e: any) => e.code === 'WEFT_BUSY' && /in use by a running compute/.test(e.message))
   await p
   await cpu.compute(g) // free again
   buf.dispose()

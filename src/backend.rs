@@ -7,10 +7,12 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{AsyncTask, Unknown};
 use napi::Env;
 
+use crate::args::{int, string, uint};
 use crate::context::Context;
 use crate::enums::{BufferUsage, DeviceType};
-use crate::error::{disposed, invalid, to_usize, IntoJs, Result};
+use crate::error::{disposed, invalid, not_constructible, IntoJs, Result};
 use crate::graph::Graph;
+use crate::memory::External;
 use crate::task::{class_arg, promise, CompareJob, ComputeJob, Promised};
 use crate::tensor::Tensor;
 use crate::watch::ComputeWatch;
@@ -47,6 +49,10 @@ pub struct Backend {
 }
 
 impl Backend {
+    pub fn wrap(b: Arc<dyn weft::backend::Backend>) -> Backend {
+        Backend { inner: Some(b) }
+    }
+
     pub fn get(&self) -> Result<&Arc<dyn weft::backend::Backend>> {
         self.inner.as_ref().ok_or_else(|| disposed("Backend"))
     }
@@ -54,6 +60,12 @@ impl Backend {
 
 #[napi]
 impl Backend {
+    /// Not callable: backends are started by Backend.init(name).
+    #[napi(catch_unwind, constructor, skip_typescript)]
+    pub fn new() -> Result<Backend> {
+        Err(not_constructible("Backend", "Backend.init(name)"))
+    }
+
     /// Every device of every backend weft was built with (ggml_backend_dev_get), CPU first.
     /// A backend without a usable device (no GPU adapter) is simply absent.
     #[napi(catch_unwind)]
@@ -85,7 +97,8 @@ impl Backend {
 
     /// ggml_backend_cpu_set_n_threads (CPU only).
     #[napi(catch_unwind)]
-    pub fn set_n_threads(&self, n: u32) -> Result<()> {
+    pub fn set_n_threads(&self, n: f64) -> Result<()> {
+        let n: u32 = int("setNThreads: n", n)?;
         self.get()?.set_option("n_threads", &n.to_string()).js()
     }
 
@@ -98,16 +111,16 @@ impl Backend {
     /// ggml_backend_alloc_ctx_tensors: every unallocated tensor of a noAlloc context in one
     /// buffer of this backend; null when there is nothing to allocate.
     #[napi(catch_unwind)]
-    pub fn alloc_ctx_tensors(&self, ctx: &Context) -> Result<Option<BackendBuffer>> {
+    pub fn alloc_ctx_tensors(&self, env: &Env, ctx: &Context) -> Result<Option<BackendBuffer>> {
         let bufs = weft::alloc::alloc_ctx_tensors(ctx.ctx()?, self.get()?.as_ref()).js()?;
-        Ok((!bufs.is_empty()).then(|| BackendBuffer { inner: Some(bufs.buffers) }))
+        Ok((!bufs.is_empty()).then(|| BackendBuffer::owning(env, bufs.buffers)))
     }
 
     /// ggml_backend_alloc_buffer: a raw buffer of `size` bytes.
     #[napi(catch_unwind)]
-    pub fn alloc_buffer(&self, size: i64) -> Result<BackendBuffer> {
-        let b = self.get()?.default_buffer_type().alloc_buffer(to_usize("allocBuffer: size", size)?).js()?;
-        Ok(BackendBuffer { inner: Some(vec![b]) })
+    pub fn alloc_buffer(&self, env: &Env, size: f64) -> Result<BackendBuffer> {
+        let b = self.get()?.default_buffer_type().alloc_buffer(uint("allocBuffer: size", size)?).js()?;
+        Ok(BackendBuffer::owning(env, vec![b]))
     }
 
     /// ggml_backend_graph_compute, off the event loop. The graph's tensors must be allocated;
@@ -159,14 +172,25 @@ disposable!(Backend, "Drop this backend now.");
 
 /// Memory of one backend (ggml_backend_buffer); allocCtxTensors may return several pieces
 /// as one object, as ggml's multi-buffer does.
-#[napi]
+#[napi(custom_finalize)]
 pub struct BackendBuffer {
     inner: Option<Vec<Arc<dyn weft::backend::Buffer>>>,
+    /// The memory reported to V8 while this object owns it.
+    external: External,
 }
 
+crate::memory::release_external_on_finalize!(BackendBuffer);
+
 impl BackendBuffer {
-    pub fn from_buffers(b: Vec<Arc<dyn weft::backend::Buffer>>) -> BackendBuffer {
-        BackendBuffer { inner: Some(b) }
+    /// A JS object owning these buffers (their memory is reported to V8).
+    pub fn owning(env: &Env, b: Vec<Arc<dyn weft::backend::Buffer>>) -> BackendBuffer {
+        let external = External::report(env, b.iter().map(|b| b.size()).sum());
+        BackendBuffer { inner: Some(b), external }
+    }
+
+    /// A JS view of buffers something else owns (a graph allocator's).
+    pub fn borrowing(b: Vec<Arc<dyn weft::backend::Buffer>>) -> BackendBuffer {
+        BackendBuffer { inner: Some(b), external: External::default() }
     }
 
     fn get(&self) -> Result<&Vec<Arc<dyn weft::backend::Buffer>>> {
@@ -176,6 +200,15 @@ impl BackendBuffer {
 
 #[napi]
 impl BackendBuffer {
+    /// Not callable: buffers come from backend.allocBuffer / allocCtxTensors.
+    #[napi(catch_unwind, constructor, skip_typescript)]
+    pub fn new() -> Result<BackendBuffer> {
+        Err(not_constructible(
+            "BackendBuffer",
+            "backend.allocBuffer(), backend.allocCtxTensors() and allocator.buffers()",
+        ))
+    }
+
     #[napi(catch_unwind, getter)]
     pub fn size(&self) -> Result<i64> {
         Ok(self.get()?.iter().map(|b| b.size() as i64).sum())
@@ -198,8 +231,9 @@ impl BackendBuffer {
         BufferUsage::from_engine(u)
     }
 
-    #[napi(catch_unwind, setter, js_name = "usage", ts_args_type = "usage: BufferUsage")]
-    pub fn set_usage(&self, usage: String) -> Result<()> {
+    #[napi(catch_unwind, setter, js_name = "usage")]
+    pub fn set_usage(&self, #[napi(ts_arg_type = "BufferUsage")] usage: Unknown) -> Result<()> {
+        let usage = string("usage", &usage)?;
         let u = weft::backend::BufferUsage::from_name(&usage)
             .ok_or_else(|| invalid(format!("usage: '{usage}' is not one of any, weights, compute")))?;
         self.get()?.iter().for_each(|b| b.set_usage(u));
@@ -208,29 +242,31 @@ impl BackendBuffer {
 
     /// ggml_backend_buffer_clear: every byte set to `value`.
     #[napi(catch_unwind)]
-    pub fn clear(&self, value: u8) -> Result<()> {
+    pub fn clear(&self, value: f64) -> Result<()> {
+        let value: u8 = int("clear: value", value)?;
         for b in self.get()? {
             b.state().check_idle("clear", &b.name()).js()?;
             b.clear(value).js()?;
         }
         Ok(())
     }
+}
 
-    /// Free the memory now. Tensors in this buffer become unusable (their reads and writes
-    /// throw). Throws while a compute uses the buffer.
-    #[napi(catch_unwind)]
-    pub fn dispose(&mut self) -> Result<()> {
+impl BackendBuffer {
+    fn free(&mut self, env: &Env) -> Result<()> {
         if let Some(bufs) = &self.inner {
+            // All or none: check every piece before freeing any.
+            for b in bufs {
+                b.state().check_idle("dispose", &b.name()).js()?;
+            }
             for b in bufs {
                 b.release().js()?;
             }
         }
         self.inner = None;
+        self.external.release(env);
         Ok(())
     }
-
-    #[napi(catch_unwind, well_known_symbol = "dispose")]
-    pub fn symbol_dispose(&mut self) -> Result<()> {
-        self.dispose()
-    }
 }
+
+disposable!(BackendBuffer, "Free the memory now. Tensors in this buffer become unusable (their reads and writes throw). Throws while a compute uses the buffer.", custom);

@@ -12,6 +12,17 @@ macro_rules! js_enum {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum $js { $( #[napi(value = $s)] $v, )* }
 
+        // The valid strings, for weft-napi's error when JS passes another one.
+        const _: () = {
+            #[cfg(not(test))]
+            napi::ctor::declarative::ctor! {
+                #[ctor(unsafe)]
+                fn register() {
+                    napi::register_string_enum(stringify!($js), &[$($s),*]);
+                }
+            }
+        };
+
         impl $js {
             pub fn name(self) -> &'static str {
                 match self { $( $js::$v => $s, )* }

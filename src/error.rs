@@ -10,9 +10,11 @@ pub fn js_err(e: weft::Error) -> JsError {
     JsError::new(e.kind.code().to_string(), e.message)
 }
 
-/// napi's own errors (value conversions) under the same scheme.
+/// napi's own errors (value conversions the binding asks for) under the same scheme as
+/// those napi meets before a method runs (weft-napi's `describe`).
 pub fn napi_err(e: napi::Error) -> JsError {
-    JsError::new(format!("WEFT_NAPI_{}", e.status.as_ref().to_uppercase()), e.reason.clone())
+    let (code, message) = napi::describe(e.status.as_ref(), &e.reason);
+    JsError::new(code.to_string(), message)
 }
 
 /// `.js()` on engine and napi results inside binding code.
@@ -41,9 +43,9 @@ pub fn disposed(class: &str) -> JsError {
     invalid(format!("{class} has been disposed"))
 }
 
-/// A JS number used as a size or offset: must be a non-negative integer.
-pub fn to_usize(what: &str, v: i64) -> Result<usize> {
-    usize::try_from(v).map_err(|_| invalid(format!("{what}={v} must not be negative")))
+/// `new Tensor()` and the like: classes whose objects only weft creates.
+pub fn not_constructible(class: &str, made_by: &str) -> JsError {
+    invalid(format!("new {class}() is not supported: {class} objects are made by {made_by}"))
 }
 
 pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

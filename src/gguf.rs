@@ -1,14 +1,16 @@
-//! JS classes Gguf (a GGUF file opened for reading, memory-mapped) and GgufWriter. Values
-//! map to JS as: 8-32 bit ints and floats -> number, u64/i64 -> bigint, bool -> boolean,
-//! str -> string, arrays -> arrays (nested arrays nest).
+//! JS classes Gguf (a GGUF file opened for reading, memory-mapped) and GgufWriter. How
+//! metadata values map to and from JS: gguf_values.rs.
 
-use napi::bindgen_prelude::{BigInt, Uint8Array, Unknown};
-use napi::{Env, JsValue, ValueType as JsType};
-use weft::gguf::{Array, GgufFile, Value, ValueType};
+use napi::bindgen_prelude::{Uint8Array, Unknown};
+use napi::Env;
+use weft::gguf::{GgufFile, ValueType};
 
+use crate::args::{dims, int};
 use crate::context::Context;
 use crate::enums::GgmlType;
-use crate::error::{disposed, invalid, IntoJs, Result};
+use crate::error::{disposed, invalid, not_constructible, IntoJs, Result};
+use crate::gguf_values::{js_to_value, value_to_js};
+use crate::memory::External;
 use crate::tensor::Tensor;
 
 /// A GGUF metadata value type, by ggml's gguf_type_name.
@@ -41,6 +43,17 @@ pub enum GgufValueType {
     I64,
     #[napi(value = "f64")]
     F64,
+}
+
+// The valid strings, for weft-napi's error when JS passes another one.
+napi::ctor::declarative::ctor! {
+    #[ctor(unsafe)]
+    fn register_gguf_value_type() {
+        napi::register_string_enum(
+            "GgufValueType",
+            &["u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "str", "arr", "u64", "i64", "f64"],
+        );
+    }
 }
 
 impl GgufValueType {
@@ -79,57 +92,14 @@ pub struct GgufTensorInfo {
     pub size: i64,
 }
 
-fn array_to_js<'e>(env: &'e Env, a: &Array) -> napi::Result<Unknown<'e>> {
-    macro_rules! list {
-        ($v:expr, $conv:expr) => {{
-            let mut arr = env.create_array($v.len() as u32)?;
-            for (i, x) in $v.iter().enumerate() {
-                arr.set(i as u32, $conv(x)?)?;
-            }
-            arr.into_unknown(env)
-        }};
-    }
-    use napi::bindgen_prelude::ToNapiValue;
-    match a {
-        Array::U8(v) => list!(v, |x: &u8| napi::Result::Ok(*x as f64)),
-        Array::I8(v) => list!(v, |x: &i8| napi::Result::Ok(*x as f64)),
-        Array::U16(v) => list!(v, |x: &u16| napi::Result::Ok(*x as f64)),
-        Array::I16(v) => list!(v, |x: &i16| napi::Result::Ok(*x as f64)),
-        Array::U32(v) => list!(v, |x: &u32| napi::Result::Ok(*x as f64)),
-        Array::I32(v) => list!(v, |x: &i32| napi::Result::Ok(*x as f64)),
-        Array::F32(v) => list!(v, |x: &f32| napi::Result::Ok(*x as f64)),
-        Array::F64(v) => list!(v, |x: &f64| napi::Result::Ok(*x)),
-        Array::Bool(v) => list!(v, |x: &bool| napi::Result::Ok(*x)),
-        Array::String(v) => list!(v, |x: &String| napi::Result::Ok(x.clone())),
-        Array::U64(v) => list!(v, |x: &u64| napi::Result::Ok(BigInt::from(*x))),
-        Array::I64(v) => list!(v, |x: &i64| napi::Result::Ok(BigInt::from(*x))),
-        Array::Array(v) => list!(v, |x: &Array| array_to_js(env, x)),
-    }
-}
-
-fn value_to_js<'e>(env: &'e Env, v: &Value) -> napi::Result<Unknown<'e>> {
-    use napi::bindgen_prelude::ToNapiValue;
-    match v {
-        Value::U8(x) => (*x as f64).into_unknown(env),
-        Value::I8(x) => (*x as f64).into_unknown(env),
-        Value::U16(x) => (*x as f64).into_unknown(env),
-        Value::I16(x) => (*x as f64).into_unknown(env),
-        Value::U32(x) => (*x as f64).into_unknown(env),
-        Value::I32(x) => (*x as f64).into_unknown(env),
-        Value::F32(x) => (*x as f64).into_unknown(env),
-        Value::F64(x) => x.into_unknown(env),
-        Value::Bool(x) => x.into_unknown(env),
-        Value::String(x) => x.as_str().into_unknown(env),
-        Value::U64(x) => BigInt::from(*x).into_unknown(env),
-        Value::I64(x) => BigInt::from(*x).into_unknown(env),
-        Value::Array(a) => array_to_js(env, a),
-    }
-}
-
-#[napi]
+#[napi(custom_finalize)]
 pub struct Gguf {
     inner: Option<GgufFile>,
+    /// A copy made by fromBytes, reported to V8 (an opened file is mapped: the OS pages it).
+    external: External,
 }
+
+crate::memory::release_external_on_finalize!(Gguf);
 
 impl Gguf {
     fn get_file(&self) -> Result<&GgufFile> {
@@ -139,16 +109,22 @@ impl Gguf {
 
 #[napi]
 impl Gguf {
+    /// Not callable: files are opened by Gguf.open(path) or Gguf.fromBytes(bytes).
+    #[napi(catch_unwind, constructor, skip_typescript)]
+    pub fn new() -> Result<Gguf> {
+        Err(not_constructible("Gguf", "Gguf.open(path) and Gguf.fromBytes(bytes)"))
+    }
+
     /// gguf_init_from_file: open and validate a GGUF file (v2 or v3), memory-mapped.
     #[napi(catch_unwind, factory)]
     pub fn open(path: String) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::open(&path).js()?) })
+        Ok(Gguf { inner: Some(GgufFile::open(&path).js()?), external: External::default() })
     }
 
     /// Parse GGUF bytes held in memory.
     #[napi(catch_unwind, factory)]
-    pub fn from_bytes(data: Uint8Array) -> Result<Gguf> {
-        Ok(Gguf { inner: Some(GgufFile::from_slice(&data).js()?) })
+    pub fn from_bytes(env: &Env, data: Uint8Array) -> Result<Gguf> {
+        Ok(Gguf { inner: Some(GgufFile::from_slice(&data).js()?), external: External::report(env, data.len()) })
     }
 
     #[napi(catch_unwind, getter)]
@@ -210,10 +186,9 @@ impl Gguf {
     /// A copy of one tensor's raw bytes.
     #[napi(catch_unwind)]
     pub fn tensor_data(&self, name: String) -> Result<Uint8Array> {
-        let f = self.get_file()?;
-        let bytes =
-            f.tensor_bytes(&name).ok_or_else(|| invalid(format!("gguf: the file has no tensor named '{name}'")))?;
-        Ok(Uint8Array::new(bytes.to_vec()))
+        let bytes = self.get_file()?.tensor_bytes_checked(&name).js()?;
+        let bytes = bytes.ok_or_else(|| invalid(format!("gguf: the file has no tensor named '{name}'")))?;
+        Ok(Uint8Array::new(bytes))
     }
 
     /// Create one tensor per tensor info in `ctx` (file order, named as in the file). With a
@@ -231,129 +206,17 @@ impl Gguf {
     }
 }
 
-disposable!(Gguf, "Unmap the file now.");
+disposable!(Gguf, "Unmap the file now.", external);
 
-/// What kind of JS value this is, for inferring a GGUF type.
-fn infer_type(v: &Unknown) -> Result<ValueType> {
-    Ok(match v.get_type().js()? {
-        JsType::String => ValueType::String,
-        JsType::Boolean => ValueType::Bool,
-        JsType::BigInt => ValueType::I64,
-        JsType::Number => {
-            let x: f64 = unsafe { v.cast() }.js()?;
-            if x.fract() == 0.0 && x >= i32::MIN as f64 && x <= i32::MAX as f64 {
-                ValueType::I32
-            } else if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 {
-                ValueType::I64
-            } else {
-                ValueType::F32
-            }
-        }
-        JsType::Object if v.is_array().js()? => ValueType::Array,
-        other => return Err(invalid(format!("gguf writer: cannot store a JS {other:?} value"))),
-    })
-}
-
-fn as_f64(key: &str, v: &Unknown) -> Result<f64> {
-    match v.get_type().js()? {
-        JsType::Number => unsafe { v.cast::<f64>() }.js(),
-        JsType::BigInt => Ok(unsafe { v.cast::<BigInt>() }.js()?.get_i128().0 as f64),
-        _ => Err(invalid(format!("gguf writer: key '{key}': expected a number"))),
-    }
-}
-
-fn as_i128(key: &str, v: &Unknown) -> Result<i128> {
-    match v.get_type().js()? {
-        JsType::BigInt => Ok(unsafe { v.cast::<BigInt>() }.js()?.get_i128().0),
-        JsType::Number => {
-            let x: f64 = unsafe { v.cast() }.js()?;
-            if x.fract() != 0.0 || !x.is_finite() {
-                return Err(invalid(format!("gguf writer: key '{key}': {x} is not an integer")));
-            }
-            Ok(x as i128)
-        }
-        _ => Err(invalid(format!("gguf writer: key '{key}': expected an integer"))),
-    }
-}
-
-fn int<T: TryFrom<i128>>(key: &str, ty: ValueType, v: &Unknown) -> Result<T> {
-    let x = as_i128(key, v)?;
-    T::try_from(x).map_err(|_| invalid(format!("gguf writer: key '{key}': {x} does not fit {ty}")))
-}
-
-fn scalar(key: &str, ty: ValueType, v: &Unknown) -> Result<Value> {
-    Ok(match ty {
-        ValueType::U8 => Value::U8(int(key, ty, v)?),
-        ValueType::I8 => Value::I8(int(key, ty, v)?),
-        ValueType::U16 => Value::U16(int(key, ty, v)?),
-        ValueType::I16 => Value::I16(int(key, ty, v)?),
-        ValueType::U32 => Value::U32(int(key, ty, v)?),
-        ValueType::I32 => Value::I32(int(key, ty, v)?),
-        ValueType::U64 => Value::U64(int(key, ty, v)?),
-        ValueType::I64 => Value::I64(int(key, ty, v)?),
-        ValueType::F32 => Value::F32(as_f64(key, v)? as f32),
-        ValueType::F64 => Value::F64(as_f64(key, v)?),
-        ValueType::Bool => match v.get_type().js()? {
-            JsType::Boolean => Value::Bool(unsafe { v.cast() }.js()?),
-            _ => return Err(invalid(format!("gguf writer: key '{key}': expected a boolean"))),
-        },
-        ValueType::String => match v.get_type().js()? {
-            JsType::String => Value::String(unsafe { v.cast() }.js()?),
-            _ => return Err(invalid(format!("gguf writer: key '{key}': expected a string"))),
-        },
-        ValueType::Array => Value::Array(array(key, v, None)?),
-    })
-}
-
-/// A JS array as a GGUF array; the element type is given or inferred from the first element.
-fn array(key: &str, v: &Unknown, element: Option<ValueType>) -> Result<Array> {
-    if !v.is_array().js()? {
-        return Err(invalid(format!("gguf writer: key '{key}': expected an array")));
-    }
-    let items: Vec<Unknown> = unsafe { v.cast() }.js()?;
-    let ty = match (element, items.first()) {
-        (Some(t), _) => t,
-        (None, Some(first)) => infer_type(first)?,
-        (None, None) => {
-            return Err(invalid(format!("gguf writer: key '{key}': give an element type for an empty array")))
-        }
-    };
-    if ty == ValueType::Array {
-        return Ok(Array::Array(items.iter().map(|x| array(key, x, None)).collect::<Result<_>>()?));
-    }
-    let mut out = Array::empty(ty);
-    for x in &items {
-        let val = scalar(key, ty, x)?;
-        push(&mut out, val);
-    }
-    Ok(out)
-}
-
-fn push(a: &mut Array, v: Value) {
-    match (a, v) {
-        (Array::U8(a), Value::U8(x)) => a.push(x),
-        (Array::I8(a), Value::I8(x)) => a.push(x),
-        (Array::U16(a), Value::U16(x)) => a.push(x),
-        (Array::I16(a), Value::I16(x)) => a.push(x),
-        (Array::U32(a), Value::U32(x)) => a.push(x),
-        (Array::I32(a), Value::I32(x)) => a.push(x),
-        (Array::F32(a), Value::F32(x)) => a.push(x),
-        (Array::Bool(a), Value::Bool(x)) => a.push(x),
-        (Array::String(a), Value::String(x)) => a.push(x),
-        (Array::U64(a), Value::U64(x)) => a.push(x),
-        (Array::I64(a), Value::I64(x)) => a.push(x),
-        (Array::F64(a), Value::F64(x)) => a.push(x),
-        (Array::Array(a), Value::Array(x)) => a.push(x),
-        // scalar() built `v` with the array's own element type.
-        _ => {}
-    }
-}
-
-#[napi]
+#[napi(custom_finalize)]
 pub struct GgufWriter {
     /// None once disposed.
     inner: Option<weft::gguf::GgufWriter<'static>>,
+    /// The tensor data it holds, reported to V8.
+    external: External,
 }
+
+crate::memory::release_external_on_finalize!(GgufWriter);
 
 impl GgufWriter {
     fn writer(&mut self) -> Result<&mut weft::gguf::GgufWriter<'static>> {
@@ -363,18 +226,26 @@ impl GgufWriter {
     fn written(&self) -> Result<&weft::gguf::GgufWriter<'static>> {
         self.inner.as_ref().ok_or_else(|| disposed("GgufWriter"))
     }
+
+    fn report(&self, env: &Env) {
+        let held = self.inner.as_ref().map_or(0, |w| w.tensors().iter().map(|t| t.size).sum());
+        self.external.update(env, held);
+    }
 }
 
 #[napi]
 impl GgufWriter {
     #[napi(catch_unwind, constructor)]
     pub fn new() -> Self {
-        GgufWriter { inner: Some(weft::gguf::GgufWriter::new()) }
+        GgufWriter { inner: Some(weft::gguf::GgufWriter::new()), external: External::default() }
     }
 
-    /// Set a metadata value. Without `type`, strings are 'str', booleans 'bool', bigints 'i64',
-    /// integers 'i32' (or 'i64' beyond), other numbers 'f32', arrays 'arr' of the first
-    /// element's type. For arrays, `type` may be 'arr' and `elementType` the element type.
+    /// Set a metadata value, stored exactly or refused. Without `type`: strings are 'str',
+    /// booleans 'bool', bigints 'i64' ('u64' above its range), integers 'i32' ('i64' up to
+    /// 2^53), other numbers (fractions, -0, NaN, beyond 2^53) 'f64', arrays 'arr' of the
+    /// narrowest type that holds all their elements. With `type`, a value the type cannot
+    /// hold is refused ('f32' rounds to the nearest f32, but not to infinity or zero). For
+    /// arrays, `type` may be 'arr' and `elementType` the element type.
     #[napi(
         catch_unwind,
         ts_args_type = "key: string, value: number | bigint | string | boolean | Array<unknown>, type?: GgufValueType, elementType?: GgufValueType"
@@ -386,34 +257,39 @@ impl GgufWriter {
         ty: Option<GgufValueType>,
         element_type: Option<GgufValueType>,
     ) -> Result<()> {
-        let t = match ty {
-            Some(t) => t.engine(),
-            None => infer_type(&value)?,
-        };
-        let v = if t == ValueType::Array {
-            Value::Array(array(&key, &value, element_type.map(GgufValueType::engine))?)
-        } else {
-            scalar(&key, t, &value)?
-        };
+        let v = js_to_value(&key, &value, ty.map(GgufValueType::engine), element_type.map(GgufValueType::engine))?;
         self.writer()?.set(key, v).js()
     }
 
-    /// general.alignment (a power of two; default 32).
+    /// general.alignment: a power of two up to 65536 (64 KiB); default 32.
     #[napi(catch_unwind)]
-    pub fn set_alignment(&mut self, alignment: u32) -> Result<()> {
+    pub fn set_alignment(&mut self, alignment: f64) -> Result<()> {
+        let alignment: u32 = int("setAlignment: alignment", alignment)?;
         self.writer()?.set_alignment(alignment).js()
     }
 
     /// Add a tensor's current data (from any backend) under its name.
     #[napi(catch_unwind)]
-    pub fn add_tensor(&mut self, tensor: &Tensor) -> Result<()> {
-        weft::gguf::add_tensor_from(self.writer()?, tensor.get()?).js()
+    pub fn add_tensor(&mut self, env: &Env, tensor: &Tensor) -> Result<()> {
+        weft::gguf::add_tensor_from(self.writer()?, tensor.get()?).js()?;
+        self.report(env);
+        Ok(())
     }
 
     /// Add raw tensor data: `shape` ne[0] first (1 to 4 dims), `data` exactly its bytes.
     #[napi(catch_unwind)]
-    pub fn add_tensor_data(&mut self, name: String, ty: GgmlType, shape: Vec<i64>, data: Uint8Array) -> Result<()> {
-        self.writer()?.add_tensor(name, ty.to_engine()?, &shape, data.to_vec()).js()
+    pub fn add_tensor_data(
+        &mut self,
+        env: &Env,
+        name: String,
+        ty: GgmlType,
+        shape: Vec<f64>,
+        data: Uint8Array,
+    ) -> Result<()> {
+        let shape = dims("addTensorData: shape", &shape)?;
+        self.writer()?.add_tensor(name, ty.to_engine()?, &shape, data.to_vec()).js()?;
+        self.report(env);
+        Ok(())
     }
 
     /// The whole file as bytes.
@@ -429,4 +305,4 @@ impl GgufWriter {
     }
 }
 
-disposable!(GgufWriter, "Drop the metadata and tensor data gathered so far; later calls throw.");
+disposable!(GgufWriter, "Drop the metadata and tensor data gathered so far; later calls throw.", external);

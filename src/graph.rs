@@ -2,7 +2,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::{disposed, to_usize, IntoJs, Result};
+use crate::args::{int, uint};
+use crate::error::{disposed, not_constructible, IntoJs, Result};
 use crate::tensor::Tensor;
 
 #[napi]
@@ -28,6 +29,12 @@ impl Graph {
 
 #[napi]
 impl Graph {
+    /// Not callable: graphs are made by ctx.newGraph().
+    #[napi(catch_unwind, constructor, skip_typescript)]
+    pub fn new() -> Result<Graph> {
+        Err(not_constructible("Graph", "ctx.newGraph() and ctx.newGraphCustom()"))
+    }
+
     /// ggml_build_forward_expand: add `t` and all it depends on, sources first.
     #[napi(catch_unwind)]
     pub fn build_forward_expand(&self, t: &Tensor) -> Result<()> {
@@ -53,7 +60,8 @@ impl Graph {
 
     /// ggml_graph_node: negative indices count from the end.
     #[napi(catch_unwind)]
-    pub fn node(&self, i: i32) -> Result<Option<Tensor>> {
+    pub fn node(&self, i: f64) -> Result<Option<Tensor>> {
+        let i: i32 = int("node: i", i)?;
         Ok(self.lock()?.node(i as isize).cloned().map(Tensor::wrap))
     }
 
@@ -75,8 +83,8 @@ impl Graph {
 
     /// ggml_graph_view: nodes i0..i1 as their own graph.
     #[napi(catch_unwind)]
-    pub fn view(&self, i0: i64, i1: i64) -> Result<Graph> {
-        let (i0, i1) = (to_usize("graphView: i0", i0)?, to_usize("graphView: i1", i1)?);
+    pub fn view(&self, i0: f64, i1: f64) -> Result<Graph> {
+        let (i0, i1) = (uint("graphView: i0", i0)?, uint("graphView: i1", i1)?);
         self.lock()?.view(i0, i1).js().map(Graph::wrap)
     }
 

@@ -5,8 +5,9 @@
 
 use napi::bindgen_prelude::{Float32Array, Uint8Array};
 
+use crate::args::uint;
 use crate::enums::GgmlType;
-use crate::error::{invalid, js_err, to_usize, IntoJs, JsError, Result};
+use crate::error::{invalid, js_err, IntoJs, JsError, Result};
 use weft::types::quant;
 
 /// An engine error raised inside JS function `what`, its message prefixed with the name.
@@ -79,18 +80,18 @@ fn chunk(
 pub fn quantize_chunk(
     ty: GgmlType,
     src: Float32Array,
-    start: i64,
-    nrows: i64,
-    n_per_row: i64,
+    start: f64,
+    nrows: f64,
+    n_per_row: f64,
     imatrix: Option<Float32Array>,
 ) -> Result<Uint8Array> {
     chunk(
         "quantizeChunk",
         ty.to_engine()?,
         &src,
-        to_usize("quantizeChunk: start", start)?,
-        to_usize("quantizeChunk: nrows", nrows)?,
-        to_usize("quantizeChunk: nPerRow", n_per_row)?,
+        uint("quantizeChunk: start", start)?,
+        uint("quantizeChunk: nrows", nrows)?,
+        uint("quantizeChunk: nPerRow", n_per_row)?,
         imatrix.as_deref(),
     )
 }
@@ -101,12 +102,12 @@ pub fn quantize_chunk(
 pub fn quantize(
     ty: GgmlType,
     data: Float32Array,
-    nrows: i64,
-    ncols: i64,
+    nrows: f64,
+    ncols: f64,
     imatrix: Option<Float32Array>,
 ) -> Result<Uint8Array> {
     let t = ty.to_engine()?;
-    let (r, c) = (to_usize("quantize: nrows", nrows)?, to_usize("quantize: ncols", ncols)?);
+    let (r, c) = (uint("quantize: nrows", nrows)?, uint("quantize: ncols", ncols)?);
     if r.checked_mul(c) != Some(data.len()) {
         return Err(invalid(format!(
             "quantize: {t}: data has {} floats, expected nrows * ncols = {r} * {c}",
@@ -122,9 +123,9 @@ pub fn quantize(
 /// dequantize_row: the `n` elements of `type` in `bytes` (exactly their size) as f32; f32,
 /// f16 and bf16 convert too.
 #[napi(catch_unwind)]
-pub fn dequantize(ty: GgmlType, bytes: Uint8Array, n: i64) -> Result<Float32Array> {
+pub fn dequantize(ty: GgmlType, bytes: Uint8Array, n: f64) -> Result<Float32Array> {
     let t = ty.to_engine()?;
-    let n = to_usize("dequantize: n", n)?;
+    let n = uint("dequantize: n", n)?;
     let size = rows_size("dequantize", t, 1, n)?;
     if bytes.len() != size {
         return Err(invalid(format!("dequantize: {t}: {n} elements take {size} bytes, but bytes has {}", bytes.len())));

@@ -10,10 +10,10 @@ use napi::bindgen_prelude::{
     AsyncTask, ClassInstance, Float32Array, FromNapiValue, JsObjectValue, MaybeTypeTag, ToNapiValue, TypeName,
     Uint8Array, Unknown,
 };
-use napi::{Env, JsValue, Status, Task, ValueType};
+use napi::{Env, JsValue, Status, Task};
 use weft::backend::{Backend, BusyGuard};
 
-use crate::error::{invalid, panic_message, IntoJs, JsError, Result};
+use crate::error::{invalid, panic_message, JsError, Result};
 use crate::watch::ComputeWatch;
 
 /// The work of one async method.
@@ -71,7 +71,7 @@ impl<J: Job> Task for Promised<J> {
             (Some(Ok(job)), Some(Ok(out))) => job.to_js(&env, out),
             (Some(Ok(job)), Some(Err(e))) => Err(job.rejection(&env, e)),
             (Some(Err(e)), _) => Err(error_value(&env, &e.status, &e.reason)),
-            _ => Err(error_value(&env, "WEFT_BACKEND", &format!("{}: internal error: no job", J::WHAT))),
+            _ => Err(error_value(&env, "WEFT_INTERNAL", &format!("{}{}: no job", napi::INTERNAL_PREFIX, J::WHAT))),
         };
         self.settle(&env);
         result
@@ -92,17 +92,6 @@ pub fn class_arg<'v, T: MaybeTypeTag + 'v>(env: &Env, v: &Unknown<'v>, what: &st
         .map_err(|_| invalid(format!("{what} must be a {class}")))
 }
 
-/// An optional number argument of an async method (undefined or null: None).
-pub fn opt_i64_arg(v: Option<Unknown>, what: &str) -> Result<Option<i64>> {
-    let Some(v) = v else { return Ok(None) };
-    match v.get_type().js()? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        // SAFETY: checked to be a number
-        ValueType::Number => Ok(Some(unsafe { v.cast::<i64>() }.js()?)),
-        other => Err(invalid(format!("{what} must be a number, got {other}"))),
-    }
-}
-
 /// A JS Error with a `code` (WEFT_INVALID_ARGUMENT ...), as a rejection value.
 pub fn error_value(env: &Env, code: &str, message: &str) -> napi::Error {
     let build = || -> napi::Result<napi::Error> {
@@ -113,11 +102,12 @@ pub fn error_value(env: &Env, code: &str, message: &str) -> napi::Error {
     build().unwrap_or_else(|err| err)
 }
 
-/// Run engine work, turning a panic (a bug) into an error instead of aborting Node.
+/// Run engine work, turning a panic (a bug) into a WEFT_INTERNAL error instead of
+/// aborting Node.
 fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(p) => Err(weft::Error::backend(format!("{what}: internal error: {}", panic_message(&p)))),
+        Err(p) => Err(weft::Error::internal(format!("{}{what}: {}", napi::INTERNAL_PREFIX, panic_message(&p)))),
     }
 }
 
@@ -250,9 +240,7 @@ impl Job for ReadJob {
     fn run(&mut self) -> weft::Result<ReadOutput> {
         match self.range {
             Some((offset, len)) => {
-                let mut out = vec![0u8; len];
-                weft::backend::tensor_get_in_compute(&self.tensor, &mut out, offset)?;
-                Ok(ReadOutput::Bytes(out))
+                Ok(ReadOutput::Bytes(weft::backend::tensor_read_in_compute(&self.tensor, offset, len)?))
             }
             None => Ok(ReadOutput::Floats(weft::backend::tensor_to_f32_in_compute(&self.tensor)?)),
         }

@@ -5,8 +5,9 @@ use napi::bindgen_prelude::{AsyncTask, BigInt64Array, Float32Array, Int32Array, 
 use napi::Env;
 
 use crate::enums::GgmlType;
-use crate::error::{disposed, to_usize, IntoJs, Result};
-use crate::task::{opt_i64_arg, promise, Promised, ReadJob};
+use crate::args::{int, opt_number, string, uint};
+use crate::error::{disposed, not_constructible, IntoJs, Result};
+use crate::task::{promise, Promised, ReadJob};
 use weft::backend::BusyGuard;
 use weft::tensor::flags;
 use weft::Type;
@@ -27,11 +28,17 @@ impl Tensor {
     }
 
     /// (tensor, offset, length) of a byte range, all of the tensor from `offset` by default.
-    fn byte_range(&self, offset: Option<i64>, length: Option<i64>) -> Result<(&weft::Tensor, usize, usize)> {
+    /// The engine checks the range against the tensor before allocating anything.
+    fn byte_range(
+        &self,
+        what: &str,
+        offset: Option<f64>,
+        length: Option<f64>,
+    ) -> Result<(&weft::Tensor, usize, usize)> {
         let t = self.get()?;
-        let off = to_usize("get: offset", offset.unwrap_or(0))?;
+        let off = uint(&format!("{what}: offset"), offset.unwrap_or(0.0))?;
         let len = match length {
-            Some(l) => to_usize("get: length", l)?,
+            Some(l) => uint(&format!("{what}: length"), l)?,
             None => t.nbytes().saturating_sub(off),
         };
         Ok((t, off, len))
@@ -44,6 +51,12 @@ fn dims(v: impl IntoIterator<Item = i64>) -> Vec<i64> {
 
 #[napi]
 impl Tensor {
+    /// Not callable: tensors are made by Context methods.
+    #[napi(catch_unwind, constructor, skip_typescript)]
+    pub fn new() -> Result<Tensor> {
+        Err(not_constructible("Tensor", "Context methods (ctx.newTensor1d, ctx.add ...)"))
+    }
+
     /// Unique id of the underlying node: two Tensor objects with the same id are the same tensor.
     #[napi(catch_unwind, getter)]
     pub fn id(&self) -> Result<i64> {
@@ -82,7 +95,8 @@ impl Tensor {
 
     /// ggml_set_name: names longer than 63 bytes are cut, as in ggml.
     #[napi(catch_unwind, setter, js_name = "name")]
-    pub fn set_name(&self, name: String) -> Result<()> {
+    pub fn set_name(&self, #[napi(ts_arg_type = "string")] name: Unknown) -> Result<()> {
+        let name = string("name", &name)?;
         self.get()?.set_name(&name);
         Ok(())
     }
@@ -101,7 +115,8 @@ impl Tensor {
 
     /// Source `i` (ggml's src[i]), or null.
     #[napi(catch_unwind)]
-    pub fn src(&self, i: u32) -> Result<Option<Tensor>> {
+    pub fn src(&self, i: f64) -> Result<Option<Tensor>> {
+        let i: u32 = int("src: i", i)?;
         Ok(self.get()?.src(i as usize).cloned().map(Tensor::wrap))
     }
 
@@ -261,19 +276,17 @@ impl Tensor {
     /// ggml_backend_tensor_set: copy raw bytes (any TypedArray or Buffer) into the tensor at
     /// a byte offset.
     #[napi(catch_unwind)]
-    pub fn set(&self, data: TypedArray, offset: Option<i64>) -> Result<()> {
-        let off = to_usize("set: offset", offset.unwrap_or(0))?;
+    pub fn set(&self, data: TypedArray, offset: Option<f64>) -> Result<()> {
+        let off = uint("set: offset", offset.unwrap_or(0.0))?;
         weft::backend::tensor_set(self.get()?, &data.arraybuffer, off).js()
     }
 
     /// ggml_backend_tensor_get: raw bytes (all of ggml_nbytes by default). Synchronous: on
     /// a GPU backend it waits for the copy; getAsync does the same off the event loop.
     #[napi(catch_unwind, js_name = "get")]
-    pub fn get_bytes(&self, offset: Option<i64>, length: Option<i64>) -> Result<Uint8Array> {
-        let (t, off, len) = self.byte_range(offset, length)?;
-        let mut out = vec![0u8; len];
-        weft::backend::tensor_get(t, &mut out, off).js()?;
-        Ok(Uint8Array::new(out))
+    pub fn get_bytes(&self, offset: Option<f64>, length: Option<f64>) -> Result<Uint8Array> {
+        let (t, off, len) = self.byte_range("get", offset, length)?;
+        Ok(Uint8Array::new(weft::backend::tensor_read(t, off, len).js()?))
     }
 
     /// get() off the event loop (worth it for GPU buffers, whose readback waits on the device).
@@ -285,10 +298,10 @@ impl Tensor {
     )]
     pub fn get_async(&self, offset: Option<Unknown>, length: Option<Unknown>) -> AsyncTask<Promised<ReadJob>> {
         promise(|| {
-            let offset = opt_i64_arg(offset, "getAsync: offset")?;
-            let length = opt_i64_arg(length, "getAsync: length")?;
-            let (t, off, len) = self.byte_range(offset, length)?;
-            let busy = BusyGuard::for_tensors([t]).js()?;
+            let offset = opt_number("getAsync: offset", offset)?;
+            let length = opt_number("getAsync: length", length)?;
+            let (t, off, len) = self.byte_range("getAsync", offset, length)?;
+            let busy = BusyGuard::for_reads([t]).js()?;
             Ok(ReadJob { tensor: t.clone(), range: Some((off, len)), busy })
         })
     }
@@ -298,7 +311,7 @@ impl Tensor {
     pub fn to_float32_async(&self) -> AsyncTask<Promised<ReadJob>> {
         promise(|| {
             let t = self.get()?;
-            let busy = BusyGuard::for_tensors([t]).js()?;
+            let busy = BusyGuard::for_reads([t]).js()?;
             Ok(ReadJob { tensor: t.clone(), range: None, busy })
         })
     }
@@ -334,7 +347,8 @@ impl Tensor {
 
     /// Fill all bytes of the tensor with `value` (ggml_backend_tensor_memset).
     #[napi(catch_unwind)]
-    pub fn memset(&self, value: u8) -> Result<()> {
+    pub fn memset(&self, value: f64) -> Result<()> {
+        let value: u8 = int("memset: value", value)?;
         let t = self.get()?;
         weft::backend::tensor_memset(t, value, 0, t.nbytes()).js()
     }

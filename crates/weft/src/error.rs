@@ -24,6 +24,8 @@ pub enum ErrorKind {
     Busy,
     /// A compute was stopped by its caller (ggml's abort callback; JS AbortSignal).
     Aborted,
+    /// A bug in weft (a caught panic, a broken invariant): never the caller's doing.
+    Internal,
 }
 
 impl ErrorKind {
@@ -38,6 +40,7 @@ impl ErrorKind {
             ErrorKind::Io => "WEFT_IO",
             ErrorKind::Busy => "WEFT_BUSY",
             ErrorKind::Aborted => "WEFT_ABORTED",
+            ErrorKind::Internal => "WEFT_INTERNAL",
         }
     }
 }
@@ -77,6 +80,9 @@ impl Error {
     }
     pub fn aborted(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Aborted, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
     }
     /// Prefix the message with context (`"gguf: " + message`), keeping the kind.
     pub fn context(self, prefix: impl fmt::Display) -> Self {

@@ -31,14 +31,27 @@ fn graph_nbytes(size: usize, grads: bool) -> usize {
     CGRAPH_STRUCT + ptrs * 8 + words * 4
 }
 
+/// The largest graph weft makes (2^28 nodes): far beyond any model, small enough that
+/// graph_nbytes cannot overflow.
+pub const MAX_GRAPH_SIZE: usize = 1 << 28;
+
+/// A graph size must be in 1..=MAX_GRAPH_SIZE.
+fn check_graph_size(what: &str, size: usize) -> Result<()> {
+    if size == 0 || size > MAX_GRAPH_SIZE {
+        return Err(Error::invalid(format!("{what}: size={size} must be in 1..=2^28")));
+    }
+    Ok(())
+}
+
 /// ggml_graph_overhead_custom: context memory a graph of this size takes.
-pub fn graph_overhead_custom(size: usize, grads: bool) -> usize {
-    OBJECT_SIZE + pad(graph_nbytes(size, grads), MEM_ALIGN)
+pub fn graph_overhead_custom(size: usize, grads: bool) -> Result<usize> {
+    check_graph_size("graphOverhead", size)?;
+    Ok(OBJECT_SIZE + pad(graph_nbytes(size, grads), MEM_ALIGN))
 }
 
 /// ggml_graph_overhead.
 pub fn graph_overhead() -> usize {
-    graph_overhead_custom(DEFAULT_GRAPH_SIZE, false)
+    OBJECT_SIZE + pad(graph_nbytes(DEFAULT_GRAPH_SIZE, false), MEM_ALIGN)
 }
 
 #[derive(Clone)]
@@ -59,9 +72,7 @@ impl Context {
 
     /// ggml_new_graph_custom.
     pub fn new_graph_custom(&self, size: usize, grads: bool) -> Result<Graph> {
-        if size == 0 || size > (1 << 28) {
-            return Err(Error::invalid(format!("newGraphCustom: size={size} must be in 1..=2^28")));
-        }
+        check_graph_size("newGraphCustom", size)?;
         self.alloc_graph_object(graph_nbytes(size, grads))?;
         Ok(Graph::with_size(size, grads))
     }
@@ -86,6 +97,16 @@ impl Graph {
             visited: HashSet::new(),
             hash_capacity: hash_size(size * 2),
         }
+    }
+
+    /// A graph of exactly these nodes and leafs in this order, not accounted to any context
+    /// (the scheduler's copy of a graph with its split inputs added).
+    pub(crate) fn from_parts(nodes: Vec<Tensor>, leafs: Vec<Tensor>) -> Graph {
+        let mut g = Graph::with_size(nodes.len().max(leafs.len()).max(1), false);
+        g.visited = nodes.iter().chain(&leafs).map(|t| t.id()).collect();
+        g.nodes = nodes;
+        g.leafs = leafs;
+        g
     }
 
     pub fn size(&self) -> usize {
@@ -254,7 +275,18 @@ mod tests {
         // Worked from ggml_graph_nbytes: 72 + 2048*16 + 4099*8 + 129*4 = 66148, padded to
         // 66160, plus the 32-byte object header.
         assert_eq!(graph_overhead(), 66192);
+        assert_eq!(graph_overhead_custom(2048, false), Ok(66192));
         assert_eq!(hash_size(4096), 4099);
+    }
+
+    #[test]
+    fn overhead_refuses_sizes_no_graph_can_have() {
+        // 2^62 nodes once overflowed the byte count (a wrapped number reached JS).
+        for size in [0, MAX_GRAPH_SIZE + 1, 1 << 62, usize::MAX] {
+            let e = graph_overhead_custom(size, true).unwrap_err();
+            assert!(e.message.contains("must be in 1..=2^28"), "{e}");
+        }
+        assert!(graph_overhead_custom(MAX_GRAPH_SIZE, true).unwrap() > MAX_GRAPH_SIZE * 24);
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod gguf;
 pub mod graph;
+pub mod mapped;
 pub mod op;
 pub mod tensor;
 pub mod types;

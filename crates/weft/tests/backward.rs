@@ -282,7 +282,7 @@ fn graph_dup_keeps_grads_and_nodes() {
 fn fits_test_backend_ops_context_budget() {
     // test-backend-ops' grad mode gives a context 128 tensor objects and two graphs; a
     // typical case (MUL_MAT with both operands as parameters, the output summed) must fit.
-    let mem = weft::context::tensor_overhead() * 128 + 2 * weft::graph::graph_overhead_custom(2048, true);
+    let mem = weft::context::tensor_overhead() * 128 + 2 * weft::graph::graph_overhead_custom(2048, true).unwrap();
     let ctx = weft::Context::new(weft::ContextParams { mem_size: mem, no_alloc: true }).unwrap();
     let a = param(&ctx, "a", &[16, 16, 1, 1]);
     let b = param(&ctx, "b", &[16, 16, 1, 1]);

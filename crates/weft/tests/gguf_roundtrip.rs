@@ -234,6 +234,17 @@ fn writer_refuses_what_the_reader_would_refuse() {
         format!("gguf writer: tensor '{}': name is 64 bytes long (at most 63)", "x".repeat(64))
     );
     assert_eq!(invalid(w.set_alignment(24)), "gguf writer: general.alignment is 24; it must be a nonzero power of two");
+    // 2^31 was accepted and padded a one-tensor file to 6 GiB.
+    assert_eq!(
+        invalid(w.set_alignment(1 << 31)),
+        "gguf writer: general.alignment=2147483648 is larger than 65536 (64 KiB); the writer pads every tensor to it"
+    );
+    assert_eq!(
+        invalid(w.set("general.alignment", 1u32 << 17)).split(';').next(),
+        Some("gguf writer: general.alignment=131072 is larger than 65536 (64 KiB)")
+    );
+    w.set_alignment(1 << 16).unwrap();
+    w.remove("general.alignment");
     assert_eq!(
         invalid(w.set("general.alignment", 32u64)),
         "gguf writer: general.alignment must be a u32, found u64 U64(32)"

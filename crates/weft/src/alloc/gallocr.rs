@@ -312,7 +312,9 @@ impl GraphAllocator {
         a.size_max >= need
     }
 
-    fn needs_realloc(&self, graph: &Graph) -> bool {
+    /// Whether the last plan cannot place `graph` (another node count, or a tensor larger
+    /// than its planned slot): alloc_graph would have to re-plan (ggml_gallocr_needs_realloc).
+    pub fn needs_realloc(&self, graph: &Graph) -> bool {
         if self.node_allocs.len() != graph.n_nodes() || self.leaf_allocs.len() != graph.n_leafs() {
             return true;
         }

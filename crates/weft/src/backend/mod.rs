@@ -6,13 +6,14 @@ pub mod compare;
 pub mod cpu;
 mod observe;
 mod registry;
+pub mod sched;
 mod tensor_io;
 #[cfg(feature = "webgpu")]
 pub mod webgpu;
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::graph::Graph;
 use crate::tensor::Tensor;
@@ -21,8 +22,9 @@ use crate::{Error, Result};
 pub use observe::{between_nodes, ComputeObserver, Unobserved};
 pub use registry::{device_by_name, devices, init_backend, registries, Registry};
 pub use tensor_io::{
-    tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_set, tensor_to_f32,
-    tensor_to_f32_in_compute, tensor_to_i64, BusyGuard,
+    tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_read,
+    tensor_read_in_compute, tensor_set, tensor_to_f32, tensor_to_f32_in_compute, tensor_to_i64, try_vec,
+    BusyGuard, ReadPermit,
 };
 
 /// What a buffer holds (ggml_backend_buffer_usage); schedulers treat weights specially.
@@ -47,11 +49,29 @@ impl BufferUsage {
     }
 }
 
-/// State every buffer implementation carries: its usage and how many computes use it.
+/// State every buffer implementation carries: its usage, who holds it off the JS thread, and
+/// which tensors in it JS may read although a compute holds it (a compute paused in the
+/// scheduler's eval callback, see `ReadPermit`).
 #[derive(Default)]
 pub struct BufferState {
     usage: AtomicU8,
-    in_use: AtomicUsize,
+    /// `HELD_BY_COMPUTE` while a compute holds the buffer (exclusively), otherwise the
+    /// number of reads off the JS thread (getAsync, toFloat32Async) in flight, which share
+    /// it with each other and with reads on the JS thread. One word, so that taking it for
+    /// a compute and for a read cannot both succeed.
+    holders: AtomicUsize,
+    readable: Mutex<Vec<u64>>,
+}
+
+const HELD_BY_COMPUTE: usize = usize::MAX;
+
+/// Who holds a buffer, for errors that must say why it is busy.
+fn holder_text(holders: usize) -> String {
+    match holders {
+        HELD_BY_COMPUTE => "in use by a running compute".to_string(),
+        1 => "being read by a pending getAsync/toFloat32Async".to_string(),
+        n => format!("being read by {n} pending getAsync/toFloat32Async calls"),
+    }
 }
 
 impl BufferState {
@@ -65,22 +85,75 @@ impl BufferState {
     pub fn set_usage(&self, u: BufferUsage) {
         self.usage.store(u as u8, Ordering::Relaxed);
     }
+    /// A compute holds the buffer: nothing else may touch it.
     pub fn in_use(&self) -> bool {
-        self.in_use.load(Ordering::Acquire) > 0
+        self.holders.load(Ordering::Acquire) == HELD_BY_COMPUTE
     }
-    /// Error unless no compute uses the buffer (for release and JS access).
+    /// Nothing holds the buffer: it may be written, cleared or freed.
+    pub fn is_idle(&self) -> bool {
+        self.holders.load(Ordering::Acquire) == 0
+    }
+    /// Error unless nothing holds the buffer (for writes, release and dispose).
     pub fn check_idle(&self, what: &str, name: &str) -> Result<()> {
-        if self.in_use() {
-            return Err(Error::busy(format!("{what}: buffer '{name}' is in use by a running compute; await it first")));
+        match self.holders.load(Ordering::Acquire) {
+            0 => Ok(()),
+            h => Err(Error::busy(format!("{what}: buffer '{name}' is {}; await it first", holder_text(h)))),
+        }
+    }
+    /// Error while a compute holds the buffer (for reads, which pending reads allow), unless
+    /// it has given a read permit for tensor `id`.
+    pub fn check_readable(&self, what: &str, name: &str, id: u64) -> Result<()> {
+        if !self.allows_read(id) {
+            return Err(Error::busy(format!(
+                "{what}: buffer '{name}' is {}; await it first",
+                holder_text(HELD_BY_COMPUTE)
+            )));
         }
         Ok(())
     }
-    /// Take the buffer for one compute; false if another compute has it.
-    pub(crate) fn try_acquire(&self) -> bool {
-        self.in_use.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    /// Take the buffer for one compute; Err(what holds it) if anything does.
+    pub(crate) fn try_acquire(&self) -> std::result::Result<(), String> {
+        self.holders
+            .compare_exchange(0, HELD_BY_COMPUTE, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(holder_text)
+    }
+    /// Join the reads of the buffer; Err(what holds it) while a compute does.
+    pub(crate) fn try_acquire_read(&self) -> std::result::Result<(), String> {
+        let mut h = self.holders.load(Ordering::Acquire);
+        loop {
+            if h == HELD_BY_COMPUTE || h == HELD_BY_COMPUTE - 1 {
+                return Err(holder_text(h));
+            }
+            match self.holders.compare_exchange_weak(h, h + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(now) => h = now,
+            }
+        }
     }
     pub(crate) fn release(&self) {
-        self.in_use.fetch_sub(1, Ordering::AcqRel);
+        self.holders.store(0, Ordering::Release);
+    }
+    pub(crate) fn release_read(&self) {
+        self.holders.fetch_sub(1, Ordering::AcqRel);
+    }
+    fn readable(&self) -> std::sync::MutexGuard<'_, Vec<u64>> {
+        // A list of ids: a panic elsewhere cannot leave it torn.
+        self.readable.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    /// Whether JS may read tensor `id` from this buffer now: it is idle, or the compute
+    /// holding it is paused with a read permit for that tensor.
+    pub fn allows_read(&self, id: u64) -> bool {
+        !self.in_use() || self.readable().contains(&id)
+    }
+    pub(crate) fn permit_read(&self, id: u64) {
+        self.readable().push(id);
+    }
+    pub(crate) fn revoke_read(&self, id: u64) {
+        let mut r = self.readable();
+        if let Some(i) = r.iter().position(|&x| x == id) {
+            r.swap_remove(i);
+        }
     }
 }
 
@@ -187,10 +260,28 @@ pub trait Device: Send + Sync {
     fn buffer_type(&self) -> Arc<dyn BufferType>;
     fn supports_op(&self, op: &Tensor) -> bool;
     fn supports_buft(&self, buft: &dyn BufferType) -> bool;
+    /// ggml_backend_dev_offload_op: whether this device wants to run `op` although its
+    /// weights live in host memory (worth the copy: large batches). The scheduler asks.
+    fn offload_op(&self, _op: &Tensor) -> bool {
+        false
+    }
+    /// ggml_backend_event_new: a marker in this device's stream of work, or None where the
+    /// device has no events (the scheduler then synchronizes whole backends instead).
+    fn event_new(&self) -> Result<Option<Arc<dyn Event>>> {
+        Ok(None)
+    }
     /// Extra facts for users (backend API, limits), as key/value text.
     fn properties(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+}
+
+/// ggml_backend_event: a point in one device's stream of work (made by Device::event_new,
+/// placed by Backend::event_record).
+pub trait Event: Send + Sync {
+    /// ggml_backend_event_synchronize: block until the work before the recorded point ran.
+    fn synchronize(&self) -> Result<()>;
+    fn as_any(&self) -> &dyn Any;
 }
 
 /// ggml_backend: a stream of work on one device.
@@ -206,8 +297,11 @@ pub trait Backend: Send + Sync {
     fn supports_buft(&self, buft: &dyn BufferType) -> bool {
         self.device().supports_buft(buft)
     }
-    /// Compute every node of the graph in order. All tensors must be allocated in buffers
-    /// this backend can use.
+    fn offload_op(&self, op: &Tensor) -> bool {
+        self.device().offload_op(op)
+    }
+    /// Compute every node of the graph in order and return when done. All tensors must be
+    /// allocated in buffers this backend can use.
     fn graph_compute(&self, graph: &Graph) -> Result<()>;
     /// graph_compute, telling `observer` how far it got and stopping where it asks (an
     /// `Aborted` error). Backends override this to report and check between nodes; this
@@ -219,8 +313,30 @@ pub trait Backend: Send + Sync {
         observer.progress(total, total);
         Ok(())
     }
+    /// ggml_backend_graph_compute_async: start the graph; `synchronize` waits for it. Reads
+    /// and copies through this backend's buffers are ordered after it. Backends without a
+    /// queue of their own compute it right away.
+    fn graph_compute_async(&self, graph: &Graph) -> Result<()> {
+        self.graph_compute(graph)
+    }
+    /// Wait until all work queued on this backend has finished.
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+    /// ggml's cpy_tensor_async: queue a copy of `src` (in memory of `src_backend`) into
+    /// `dst` (memory of this backend), ordered after the work queued on this backend.
+    /// Ok(false): this backend cannot, the caller synchronizes and copies.
+    fn cpy_tensor_async(&self, _src_backend: &dyn Backend, _src: &Tensor, _dst: &Tensor) -> Result<bool> {
+        Ok(false)
+    }
+    /// ggml_backend_event_record: mark the point reached by the work queued so far.
+    fn event_record(&self, _event: &dyn Event) -> Result<()> {
+        Err(Error::unsupported(format!("backend {} has no events", self.name())))
+    }
+    /// ggml_backend_event_wait: make work queued on this backend after this call wait for
+    /// the event (a host wait where the event belongs to another device).
+    fn event_wait(&self, event: &dyn Event) -> Result<()> {
+        event.synchronize()
     }
     fn set_tensor_async(&self, t: &Tensor, data: &[u8], offset: usize) -> Result<()> {
         tensor_set(t, data, offset)

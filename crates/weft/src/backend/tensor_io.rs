@@ -9,14 +9,18 @@ use crate::graph::Graph;
 use crate::tensor::{Storage, Tensor};
 use crate::{Error, Result, Type};
 
+/// Storage of a tensor JS writes: nothing may hold its buffer.
 fn storage_for(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
     let s = storage_unguarded(what, t, offset, len)?;
-    if s.buffer.state().in_use() {
-        return Err(Error::busy(format!(
-            "{what}: tensor '{}' is in use by a running compute; await it first",
-            t.label()
-        )));
-    }
+    s.buffer.state().check_idle(&format!("{what}: tensor '{}'", t.label()), &s.buffer.name())?;
+    Ok(s)
+}
+
+/// Storage of a tensor JS reads: pending reads may share its buffer, a compute may not,
+/// unless it is paused with a read permit for this tensor (the scheduler's eval callback).
+fn storage_for_read(what: &str, t: &Tensor, offset: usize, len: usize) -> Result<Storage> {
+    let s = storage_unguarded(what, t, offset, len)?;
+    s.buffer.state().check_readable(&format!("{what}: tensor '{}'", t.label()), &s.buffer.name(), t.id())?;
     Ok(s)
 }
 
@@ -36,6 +40,17 @@ fn storage_unguarded(what: &str, t: &Tensor, offset: usize, len: usize) -> Resul
     Ok(s)
 }
 
+/// `len` default values, or an OutOfMemory error where the allocation fails (a plain `vec!`
+/// would abort the process).
+pub fn try_vec<T: Clone + Default>(what: &str, len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::oom(format!("{what}: cannot allocate {len} elements of {} bytes", std::mem::size_of::<T>()))
+    })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
 /// Write raw bytes into a tensor at a byte offset.
 pub fn tensor_set(t: &Tensor, data: &[u8], offset: usize) -> Result<()> {
     let s = storage_for("tensorSet", t, offset, data.len())?;
@@ -44,8 +59,24 @@ pub fn tensor_set(t: &Tensor, data: &[u8], offset: usize) -> Result<()> {
 
 /// Read raw bytes from a tensor at a byte offset.
 pub fn tensor_get(t: &Tensor, out: &mut [u8], offset: usize) -> Result<()> {
-    let s = storage_for("tensorGet", t, offset, out.len())?;
+    let s = storage_for_read("tensorGet", t, offset, out.len())?;
     s.buffer.read(s.offset + offset, out)
+}
+
+/// `len` bytes of a tensor from a byte offset, checked before anything is allocated.
+pub fn tensor_read(t: &Tensor, offset: usize, len: usize) -> Result<Vec<u8>> {
+    storage_for_read("tensorGet", t, offset, len)?;
+    let mut out = try_vec("tensorGet", len)?;
+    tensor_get(t, &mut out, offset)?;
+    Ok(out)
+}
+
+/// tensor_read for work that holds the tensor's buffer (a read task, a compute callback).
+pub fn tensor_read_in_compute(t: &Tensor, offset: usize, len: usize) -> Result<Vec<u8>> {
+    storage_unguarded("tensorGet", t, offset, len)?;
+    let mut out = try_vec("tensorGet", len)?;
+    tensor_get_in_compute(t, &mut out, offset)?;
+    Ok(out)
 }
 
 /// Fill `size` bytes of a tensor with `value`.
@@ -65,7 +96,7 @@ pub fn tensor_get_in_compute(t: &Tensor, out: &mut [u8], offset: usize) -> Resul
 /// layout; buffers on different devices go through host memory.
 pub fn tensor_copy(src: &Tensor, dst: &Tensor) -> Result<()> {
     let n = src.nbytes().min(dst.nbytes());
-    storage_for("tensorCopy", src, 0, n)?;
+    storage_for_read("tensorCopy", src, 0, n)?;
     storage_for("tensorCopy", dst, 0, n)?;
     tensor_copy_internal(src, dst)
 }
@@ -88,36 +119,69 @@ pub(crate) fn tensor_copy_internal(src: &Tensor, dst: &Tensor) -> Result<()> {
     if d.buffer.copy_from(s.buffer.as_ref(), s.offset, d.offset, n)? {
         return Ok(());
     }
-    let mut tmp = vec![0u8; n];
+    let mut tmp = try_vec("tensorCopy", n)?;
     s.buffer.read(s.offset, &mut tmp)?;
     d.buffer.write(d.offset, &tmp)
 }
 
-/// Marks every buffer a graph touches as in use for the guard's lifetime, so JS cannot
-/// write, read or free them under a running compute, and a second compute cannot run over
-/// the same memory at the same time.
+/// How a BusyGuard holds its buffers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// A compute: alone, nothing else reads, writes or frees the buffers meanwhile.
+    Exclusive,
+    /// A read off the JS thread: other reads may share the buffers, writes and computes
+    /// may not.
+    Shared,
+}
+
+/// Marks the buffers some work off the JS thread uses as held for the guard's lifetime,
+/// so JS cannot write, read or free them under a running compute, a second compute cannot
+/// run over the same memory at the same time, and reads share.
 pub struct BusyGuard {
     buffers: Vec<Arc<dyn Buffer>>,
+    hold: Hold,
 }
 
 impl BusyGuard {
+    /// Every buffer a graph touches, exclusively. Every tensor that has bytes must already
+    /// be allocated: a compute's memory is fixed when it is queued, so nothing allocated
+    /// later can be freed or written under it.
     pub fn for_graph(graph: &Graph) -> Result<BusyGuard> {
         let tensors = graph.nodes().iter().chain(graph.leafs().iter());
-        Self::for_tensors(tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())))
+        let all: Vec<&Tensor> = tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())).collect();
+        if let Some(t) = all.iter().find(|t| !t.is_allocated() && t.nbytes() > 0) {
+            return Err(Error::invalid(format!(
+                "compute: tensor '{}' of the graph is not allocated; allocate the graph first (allocCtxTensors or a GraphAllocator)",
+                t.label()
+            )));
+        }
+        Self::acquire(all, Hold::Exclusive)
     }
 
-    /// The buffers of these tensors, for work that reads or writes them off the JS thread.
+    /// The buffers of these tensors, exclusively (work that writes them off the JS thread).
     pub fn for_tensors<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> Result<BusyGuard> {
-        let mut guard = BusyGuard { buffers: Vec::new() };
+        Self::acquire(tensors, Hold::Exclusive)
+    }
+
+    /// The buffers of these tensors, shared with other reads (a read off the JS thread).
+    pub fn for_reads<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> Result<BusyGuard> {
+        Self::acquire(tensors, Hold::Shared)
+    }
+
+    fn acquire<'a>(tensors: impl IntoIterator<Item = &'a Tensor>, hold: Hold) -> Result<BusyGuard> {
+        let mut guard = BusyGuard { buffers: Vec::new(), hold };
         for t in tensors {
             let Some(s) = t.storage() else { continue };
             if guard.buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
                 continue;
             }
-            if !s.buffer.state().try_acquire() {
+            let state = s.buffer.state();
+            let taken = if hold == Hold::Exclusive { state.try_acquire() } else { state.try_acquire_read() };
+            if let Err(holder) = taken {
                 // Dropping `guard` releases what was taken so far.
+                let what = if hold == Hold::Exclusive { "compute" } else { "read" };
                 return Err(Error::busy(format!(
-                    "compute: buffer '{}' holding tensor '{}' is in use by another running compute; await it first",
+                    "{what}: buffer '{}' holding tensor '{}' is {holder}; await it first",
                     s.buffer.name(),
                     t.label()
                 )));
@@ -128,10 +192,42 @@ impl BusyGuard {
     }
 }
 
+/// Lets JS read some tensors whose buffers a compute holds, while that compute is paused
+/// waiting for JS (the scheduler's eval callback, with every backend synchronized): the
+/// compute neither writes nor frees anything until the permit is dropped. Writes and
+/// dispose stay refused.
+pub struct ReadPermit {
+    entries: Vec<(Arc<dyn Buffer>, u64)>,
+}
+
+impl ReadPermit {
+    pub fn open<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> ReadPermit {
+        let mut entries = Vec::new();
+        for t in tensors {
+            if let Some(s) = t.storage() {
+                s.buffer.state().permit_read(t.id());
+                entries.push((s.buffer, t.id()));
+            }
+        }
+        ReadPermit { entries }
+    }
+}
+
+impl Drop for ReadPermit {
+    fn drop(&mut self) {
+        for (b, id) in &self.entries {
+            b.state().revoke_read(*id);
+        }
+    }
+}
+
 impl Drop for BusyGuard {
     fn drop(&mut self) {
         for b in &self.buffers {
-            b.state().release();
+            match self.hold {
+                Hold::Exclusive => b.state().release(),
+                Hold::Shared => b.state().release_read(),
+            }
         }
     }
 }
@@ -162,10 +258,11 @@ fn gather<T: Copy + Default>(
     check_block_stride(what, t)?;
     let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
     let n0 = ne[0].max(0) as usize;
-    let mut out = vec![T::default(); t.nelements().max(0) as usize];
+    // Strides may repeat elements (nb = 0), so the count can exceed the bytes spanned.
+    let mut out = try_vec(what, t.nelements().max(0) as usize)?;
     let row_bytes = ty.row_size(n0);
     let packed = nb[0] == ty.type_size();
-    let mut row_buf = vec![0u8; row_bytes];
+    let mut row_buf = if packed { Vec::new() } else { try_vec(what, row_bytes)? };
     let mut k = 0;
     for i3 in 0..ne[3].max(0) as usize {
         for i2 in 0..ne[2].max(0) as usize {
@@ -195,7 +292,8 @@ fn gather_f32(t: &Tensor, span: &[u8]) -> Result<Vec<f32>> {
 }
 
 /// A tensor's elements as i64, in logical order: for integer tensors (i8, i16, i32, i64),
-/// whose values f32 cannot all hold. `what` names the JS method in errors.
+/// whose values f32 cannot all hold. `what` names the JS method in errors. Storage is
+/// checked before anything is allocated; a tensor without elements reads as none.
 pub fn tensor_to_i64(what: &str, t: &Tensor, allowed: &[Type]) -> Result<Vec<i64>> {
     let ty = t.ty();
     if !allowed.contains(&ty) {
@@ -206,34 +304,46 @@ pub fn tensor_to_i64(what: &str, t: &Tensor, allowed: &[Type]) -> Result<Vec<i64
             names.join(", ")
         )));
     }
-    let mut span = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut span, 0)?;
+    storage_for_read(what, t, 0, t.nbytes())?;
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    let span = tensor_read(t, 0, t.nbytes())?;
     let es = ty.type_size();
     gather(what, t, &span, |row, out| {
         for (o, b) in out.iter_mut().zip(row.chunks_exact(es)) {
-            *o = match b.len() {
-                1 => b[0] as i8 as i64,
-                2 => i16::from_le_bytes([b[0], b[1]]) as i64,
-                4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-                _ => i64::from_le_bytes(b.try_into().expect("8-byte chunk")),
+            *o = match b {
+                [x] => *x as i8 as i64,
+                [x, y] => i16::from_le_bytes([*x, *y]) as i64,
+                [x, y, z, w] => i32::from_le_bytes([*x, *y, *z, *w]) as i64,
+                _ => {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&b[..8]);
+                    i64::from_le_bytes(w)
+                }
             };
         }
         Ok(())
     })
 }
 
-/// A tensor's elements as f32, in logical order (ggml's test tensor_to_float).
+/// A tensor's elements as f32, in logical order (ggml's test tensor_to_float). Storage is
+/// checked before anything is allocated; a tensor without elements reads as none.
 pub fn tensor_to_f32(t: &Tensor) -> Result<Vec<f32>> {
-    let mut span = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut span, 0)?;
-    gather_f32(t, &span)
+    storage_for_read("toFloat32", t, 0, t.nbytes())?;
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    gather_f32(t, &tensor_read(t, 0, t.nbytes())?)
 }
 
 /// tensor_to_f32 for code running inside a compute that owns the buffers.
 pub fn tensor_to_f32_in_compute(t: &Tensor) -> Result<Vec<f32>> {
-    let mut span = vec![0u8; t.nbytes()];
-    tensor_get_in_compute(t, &mut span, 0)?;
-    gather_f32(t, &span)
+    storage_unguarded("toFloat32", t, 0, t.nbytes())?;
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    gather_f32(t, &tensor_read_in_compute(t, 0, t.nbytes())?)
 }
 
 /// Write f32 values (logical order) into a tensor, converting to its type and following its
@@ -247,11 +357,15 @@ pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
             values.len()
         )));
     }
+    storage_for("fromFloat32", t, 0, t.nbytes())?;
+    if n == 0 {
+        return Ok(());
+    }
     let (ne, nb, ty) = (t.ne(), t.nb(), t.ty());
     let n0 = ne[0].max(0) as usize;
     let row_bytes = ty.row_size(n0);
     if t.is_contiguous() {
-        let mut bytes = vec![0u8; t.nbytes()];
+        let mut bytes = try_vec("fromFloat32", t.nbytes())?;
         for (r, chunk) in values.chunks(n0.max(1)).enumerate() {
             crate::types::convert::row_from_f32(ty, chunk, &mut bytes[r * row_bytes..(r + 1) * row_bytes])?;
         }
@@ -259,11 +373,10 @@ pub fn tensor_from_f32(t: &Tensor, values: &[f32]) -> Result<()> {
     }
     // Strided: read-modify-write the span so bytes between elements keep their values.
     check_block_stride("fromFloat32", t)?;
-    let mut span = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut span, 0)?;
+    let mut span = tensor_read(t, 0, t.nbytes())?;
     let packed = nb[0] == ty.type_size();
     let es = ty.type_size();
-    let mut row = vec![0u8; row_bytes];
+    let mut row = try_vec("fromFloat32", row_bytes)?;
     let mut k = 0;
     for i3 in 0..ne[3].max(0) as usize {
         for i2 in 0..ne[2].max(0) as usize {

@@ -5,11 +5,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use memmap2::Mmap;
-
 use super::reader::{parse, Parsed};
 use super::tensor::TensorInfo;
 use super::value::{Array, Value};
+use crate::mapped::MappedFile;
 use crate::{Error, Result};
 
 /// Typed `get_*` helpers: the value under a key, through one of `Value`'s accessors.
@@ -24,14 +23,14 @@ macro_rules! value_getters {
 
 /// Where the file's bytes live.
 enum Bytes {
-    Map(Mmap),
+    Map(MappedFile),
     Owned(Vec<u8>),
 }
 
 impl Bytes {
     fn as_slice(&self) -> &[u8] {
         match self {
-            Bytes::Map(m) => m,
+            Bytes::Map(m) => m.as_slice(),
             Bytes::Owned(v) => v,
         }
     }
@@ -48,16 +47,15 @@ impl GgufFile {
     /// Opens and validates a GGUF file, memory-mapping it so that tensor data is read only
     /// when it is used.
     ///
-    /// As with any memory-mapped file (llama.cpp maps models the same way), the file must
-    /// not be modified or truncated by another process while this value lives.
+    /// As with any memory-mapped file (llama.cpp maps models the same way), the file should
+    /// not be modified while this value lives. If it shrinks anyway, reads of the lost
+    /// pages give zeros instead of killing the process, and [`check_intact`](Self::check_intact)
+    /// reports it (see `crate::mapped`).
     pub fn open(path: impl AsRef<Path>) -> Result<GgufFile> {
         let path = path.as_ref();
         let in_file = |e: Error| e.context(format_args!("gguf: {}", path.display()));
         let mut file = File::open(path).map_err(|e| in_file(e.into()))?;
-        let len = file.metadata().map_err(|e| in_file(e.into()))?.len();
-        // SAFETY: the map is read-only and only ever read through bounds-checked slices;
-        // the caveat above (no concurrent modification) is the one every mmap user carries.
-        let mapped = if len > 0 { unsafe { Mmap::map(&file) }.ok() } else { None };
+        let mapped = MappedFile::map(&file).map_err(|e| in_file(e.into()))?;
         let bytes = match mapped {
             Some(map) => Bytes::Map(map),
             // Empty files cannot be mapped, and pipes or special files cannot be either:
@@ -68,7 +66,9 @@ impl GgufFile {
                 Bytes::Owned(buf)
             }
         };
-        Self::from_storage(bytes).map_err(in_file)
+        let gguf = Self::from_storage(bytes).map_err(in_file)?;
+        gguf.check_intact().map_err(in_file)?;
+        Ok(gguf)
     }
 
     /// Parses a GGUF file held in memory.
@@ -99,6 +99,26 @@ impl GgufFile {
     /// Offset of the data section from the start of the file.
     pub fn data_offset(&self) -> usize {
         self.parsed.data_offset
+    }
+
+    /// An error if the mapped file shrank under this value, so that what was read from it
+    /// since is unreliable. Check after using [`tensor_bytes`](Self::tensor_bytes) or
+    /// [`as_bytes`](Self::as_bytes); files parsed from memory are always intact.
+    pub fn check_intact(&self) -> Result<()> {
+        match &self.bytes {
+            Bytes::Map(m) => m.check_intact().map_err(|e| e.context("gguf")),
+            Bytes::Owned(_) => Ok(()),
+        }
+    }
+
+    /// A copy of the named tensor's data, or None if the file has no such tensor; an
+    /// error if the file shrank while it was being read.
+    pub fn tensor_bytes_checked(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let Some(bytes) = self.tensor_bytes(name) else { return Ok(None) };
+        let mut out = crate::backend::try_vec("gguf tensor data", bytes.len())?;
+        out.copy_from_slice(bytes);
+        self.check_intact()?;
+        Ok(Some(out))
     }
 
     /// The whole file.

@@ -3,7 +3,7 @@
 //! into a writer.
 
 use super::{GgufFile, GgufWriter};
-use crate::backend::{tensor_get, tensor_set};
+use crate::backend::{tensor_read, tensor_set};
 use crate::context::Context;
 use crate::tensor::Tensor;
 use crate::{ensure, Error, Result};
@@ -38,6 +38,7 @@ pub fn load_tensors(file: &GgufFile, tensors: &[Tensor]) -> Result<()> {
         );
         ensure!(t.is_contiguous(), "gguf: tensor '{name}' must be contiguous to load");
         tensor_set(t, file.tensor_data(info), 0)?;
+        file.check_intact()?;
     }
     Ok(())
 }
@@ -46,8 +47,8 @@ pub fn load_tensors(file: &GgufFile, tensors: &[Tensor]) -> Result<()> {
 /// with ggml's trimmed shape.
 pub fn add_tensor_from(writer: &mut GgufWriter<'_>, t: &Tensor) -> Result<()> {
     ensure!(t.is_contiguous(), "gguf writer: tensor '{}' must be contiguous", t.label());
-    let mut data = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut data, 0)?;
+    // Checked reads: an unallocated tensor is an error before anything is allocated.
+    let data = tensor_read(t, 0, t.nbytes())?;
     let ne = t.ne();
     writer.add_tensor(t.name(), t.ty(), &ne[..t.n_dims()], data)
 }

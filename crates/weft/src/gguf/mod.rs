@@ -32,6 +32,10 @@ pub const VERSION: u32 = 3;
 pub const DEFAULT_ALIGNMENT: usize = 32;
 /// The key that sets a file's alignment (a u32 power of two).
 pub const ALIGNMENT_KEY: &str = "general.alignment";
+/// The largest alignment the writer writes with: 64 KiB, the largest page size systems use
+/// (all that mapping tensors in place could need). Readers accept any power of two, as
+/// ggml's does; writing with 2^31 would pad every tensor to 2 GiB.
+pub const MAX_WRITE_ALIGNMENT: usize = 1 << 16;
 /// Most dimensions a tensor has (`GGML_MAX_DIMS`), and longest tensor name plus one
 /// (`GGML_MAX_NAME`): the engine's own limits, which GGUF files must keep to.
 pub use crate::tensor::{MAX_DIMS, MAX_NAME};

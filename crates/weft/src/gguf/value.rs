@@ -53,6 +53,15 @@ macro_rules! value_types {
                 match element_type { $( ValueType::$variant => Array::$variant(Vec::new()), )* }
             }
 
+            /// Append a value of the array's element type; a value of another type is
+            /// handed back.
+            pub fn push(&mut self, value: Value) -> Result<(), Value> {
+                match (self, value) {
+                    $( (Array::$variant(a), Value::$variant(x)) => { a.push(x); Ok(()) } )*
+                    (_, v) => Err(v),
+                }
+            }
+
             $(
                 #[doc = concat!("The elements if this is an array of `", stringify!($t), "`.")]
                 pub fn $as_fn(&self) -> Option<&[$t]> {
@@ -270,6 +279,17 @@ impl Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_keeps_arrays_homogeneous() {
+        let mut a = Array::empty(ValueType::I32);
+        a.push(Value::I32(3)).unwrap();
+        assert_eq!(a.push(Value::F32(1.5)), Err(Value::F32(1.5)));
+        assert_eq!(a, Array::I32(vec![3]));
+        let mut nested = Array::empty(ValueType::Array);
+        nested.push(Value::Array(a.clone())).unwrap();
+        assert_eq!(nested.depth(), 2);
+    }
 
     #[test]
     fn ids_and_names_follow_ggml() {

@@ -13,7 +13,7 @@ use super::reader::alignment_from;
 use super::tensor::{check_name, data_size, TensorInfo};
 use super::value::{Array, Value};
 use super::wire::{put_string, Le};
-use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAGIC, MAX_ARRAY_DEPTH, MAX_DIMS, VERSION};
+use super::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT, MAGIC, MAX_ARRAY_DEPTH, MAX_DIMS, MAX_WRITE_ALIGNMENT, VERSION};
 use crate::{ensure, Error, Result, Type};
 
 /// A tensor waiting to be written: its info (offset filled in at write time) and its data,
@@ -66,7 +66,11 @@ impl<'a> GgufWriter<'a> {
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<Value>) -> Result<()> {
         let (key, value) = (key.into(), value.into());
         if key == ALIGNMENT_KEY {
-            alignment_from(&value).map_err(|m| Error::invalid(format!("gguf writer: {m}")))?;
+            let a = alignment_from(&value).map_err(|m| Error::invalid(format!("gguf writer: {m}")))?;
+            ensure!(
+                a <= MAX_WRITE_ALIGNMENT,
+                "gguf writer: {ALIGNMENT_KEY}={a} is larger than {MAX_WRITE_ALIGNMENT} (64 KiB); the writer pads every tensor to it"
+            );
         }
         if let Value::Array(a) = &value {
             ensure!(

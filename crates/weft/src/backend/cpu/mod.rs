@@ -17,7 +17,7 @@ pub use buffer::{CpuBuffer, CpuBufferType};
 pub use kernel::Cx;
 pub use tdata::TData;
 
-use super::{Backend, BufferType, Device, DeviceType, Registry};
+use super::{Backend, BufferType, Device, DeviceType, Event, Registry};
 use crate::graph::Graph;
 use crate::tensor::Tensor;
 use crate::{Error, Result};
@@ -88,11 +88,27 @@ impl Device for CpuDevice {
     fn supports_buft(&self, buft: &dyn BufferType) -> bool {
         buft.is_host()
     }
+    fn event_new(&self) -> Result<Option<Arc<dyn Event>>> {
+        Ok(Some(Arc::new(CpuEvent)))
+    }
     fn properties(&self) -> Vec<(String, String)> {
         // "isa": the kernels' instruction-set level (`Isa::best`, WEFT_CPU_ISA's names), e.g.
         // "avx512-vnni".
         let isa = isa::Isa::best().name().to_string();
         vec![("threads".into(), default_threads().to_string()), ("isa".into(), isa)]
+    }
+}
+
+/// The CPU's event: its work runs to completion inside each call, so any recorded point
+/// has always been reached.
+pub struct CpuEvent;
+
+impl Event for CpuEvent {
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
@@ -171,6 +187,16 @@ impl Backend for CpuBackend {
         }
         observer.progress(total, total);
         Ok(())
+    }
+    fn event_record(&self, event: &dyn Event) -> Result<()> {
+        match event.as_any().downcast_ref::<CpuEvent>() {
+            Some(_) => Ok(()),
+            None => Err(Error::invalid("CPU: cannot record into an event of another device")),
+        }
+    }
+    fn event_wait(&self, event: &dyn Event) -> Result<()> {
+        // The CPU runs nothing ahead: waiting is blocking until the event is reached.
+        event.synchronize()
     }
     fn set_option(&self, key: &str, value: &str) -> Result<()> {
         match key {

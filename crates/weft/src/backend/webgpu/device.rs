@@ -7,13 +7,18 @@ use super::backend::WebGpuBackend;
 use super::buffer::WebGpuBufferType;
 use super::context::GpuContext;
 use super::dispatch;
-use crate::backend::{Backend, BufferType, Device, DeviceType};
+use super::event::WebGpuEvent;
+use crate::backend::{Backend, BufferType, Device, DeviceType, Event};
+use crate::op::OpKind;
 use crate::tensor::Tensor;
 use crate::{Error, Result};
 
 #[derive(Clone)]
 pub struct WebGpuDevice {
     ctx: Arc<GpuContext>,
+    /// One buffer type object per device, as ggml has: the scheduler and the graph
+    /// allocator tell buffer types apart by identity.
+    buft: Arc<WebGpuBufferType>,
 }
 
 /// Native APIs first, so WebGPU0 is the best adapter when one GPU shows up through several.
@@ -61,7 +66,8 @@ pub fn discover() -> Vec<WebGpuDevice> {
             continue;
         }
         if let Ok(ctx) = GpuContext::open(&adapter, format!("WebGPU{}", devices.len())) {
-            devices.push(WebGpuDevice { ctx: Arc::new(ctx) });
+            let ctx = Arc::new(ctx);
+            devices.push(WebGpuDevice { buft: Arc::new(WebGpuBufferType::new(ctx.clone())), ctx });
         }
     }
     devices
@@ -99,10 +105,19 @@ impl Device for WebGpuDevice {
         Ok(Arc::new(WebGpuBackend::new(self.clone())))
     }
     fn buffer_type(&self) -> Arc<dyn BufferType> {
-        Arc::new(WebGpuBufferType::new(self.ctx.clone()))
+        self.buft.clone()
     }
     fn supports_op(&self, op: &Tensor) -> bool {
         dispatch::supports(op)
+    }
+    /// ggml-vulkan's rule: host weights are worth copying over for a batch of 32 or more.
+    fn offload_op(&self, op: &Tensor) -> bool {
+        const MIN_BATCH: i64 = 32;
+        let kind = op.op().kind();
+        (op.ne()[1] >= MIN_BATCH && kind != OpKind::GetRows) || (op.ne()[2] >= MIN_BATCH && kind == OpKind::MulMatId)
+    }
+    fn event_new(&self) -> Result<Option<Arc<dyn Event>>> {
+        Ok(Some(Arc::new(WebGpuEvent::new(self.ctx.clone()))))
     }
     fn supports_buft(&self, buft: &dyn BufferType) -> bool {
         buft.as_any().downcast_ref::<WebGpuBufferType>().is_some_and(|b| GpuContext::same(b.ctx(), &self.ctx))

@@ -8,7 +8,8 @@ use super::context::GpuContext;
 use super::ops::Dispatch;
 use crate::{Error, Result};
 
-pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch]) -> Result<()> {
+/// Encode the dispatches and submit them; with `wait`, return once the device ran them.
+pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<()> {
     if dispatches.is_empty() {
         return Ok(());
     }
@@ -31,7 +32,7 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch]) -> Result<()> 
         bytes.extend(d.params.iter().flat_map(|w| w.to_le_bytes()));
     }
 
-    ctx.submit(what, true, |encoder| {
+    ctx.submit(what, wait, |encoder| {
         let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("weft params"),
             contents: &bytes,

@@ -6,6 +6,7 @@
 //! device.rs    discovery and the `Device`
 //! buffer.rs    storage buffers (the `BufferType` and `Buffer`)
 //! backend.rs   the `Backend`: graph -> dispatches -> one submission (encode.rs)
+//! event.rs     events: submission indices on the device's queue
 //! dispatch.rs  the one match over ops; ops/ the kernels; shaders/ their WGSL
 //! pipeline.rs  the pipeline cache keyed by (shader, entry, defines); shaders.rs the
 //!              shader table and the define preprocessor
@@ -16,6 +17,7 @@ mod context;
 mod device;
 mod dispatch;
 mod encode;
+mod event;
 mod ops;
 mod pipeline;
 mod shaders;

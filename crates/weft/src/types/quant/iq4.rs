@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 use super::block::{Half, LeU16};
 use super::grids::KVALUES_IQ4NL;
 use super::k::BlockQ8K;
-use super::legacy::BlockQ8_0;
+use super::legacy::{dot_i8_x86, BlockQ8_0};
 use super::scales::{fma, imatrix_weights, nearest_int_prod, signed_absmax, sum_squares, GROUP_MAX_EPS};
 use super::{check_half, for_each_row, Format, LevelSign};
 use crate::error::Result;
@@ -228,12 +228,9 @@ impl Format for Iq4Nl {
         let mut sumf = 0.0f32;
         for (bx, by) in x.iter().zip(y) {
             let d = by.d.to_f32() * bx.d.to_f32();
-            let (mut sumi1, mut sumi2) = (0i32, 0i32);
-            for j in 0..16 {
-                sumi1 += by.qs[j] as i32 * kv(bx.qs[j], false);
-                sumi2 += by.qs[j + 16] as i32 * kv(bx.qs[j], true);
-            }
-            sumf += d * (sumi1 + sumi2) as f32;
+            // ggml's x86 pairing (see dot_i8_x86): equal to Σ x·y unless NaN made a -128.
+            let levels: [i32; 32] = std::array::from_fn(|j| kv(bx.qs[j % 16], j >= 16));
+            sumf += d * dot_i8_x86(&levels, &by.qs) as f32;
         }
         sumf
     }

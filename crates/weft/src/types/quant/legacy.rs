@@ -211,7 +211,7 @@ impl Format for Q4_0 {
     fn vec_dot(x: &[BlockQ4_0], y: &[BlockQ8_0]) -> f32 {
         let mut sumf = 0.0f32;
         for (bx, by) in x.iter().zip(y) {
-            let sumi = int_dot(&unpack_levels(&bx.qs, None).map(|l| l - 8), &by.qs);
+            let sumi = dot_i8_x86(&unpack_levels(&bx.qs, None).map(|l| l - 8), &by.qs);
             sumf += sumi as f32 * bx.d.to_f32() * by.d.to_f32();
         }
         sumf
@@ -232,6 +232,30 @@ impl Format for Q4_0 {
 /// (integer arithmetic, so the grouping does not change the value).
 fn int_dot(x: &[i32; QK], y: &[i8; QK]) -> i32 {
     x.iter().zip(y).map(|(&a, &b)| a * b as i32).sum()
+}
+
+/// The integer dot ggml's x86 code takes of signed 8-bit levels against q8_0 activations
+/// (`mul_sum_i8_pairs_float`, `mul_add_epi8`): `maddubs(sign(x, x), sign(y, x))`, adjacent
+/// pairs summed with i16 saturation, then the pairs added. It is `Σ x·y` except where y holds
+/// -128, which only a NaN quantizes to: `sign` cannot negate -128, so that product keeps
+/// -128's sign whatever the sign of x (and |x| = 128 pairs can saturate). Matching it makes
+/// NaN activations give ggml's numbers.
+pub(super) fn dot_i8_x86(x: &[i32; QK], y: &[i8; QK]) -> i32 {
+    let term = |a: i32, b: i8| -> i32 {
+        let ax = (a as i8).unsigned_abs() as i32; // sign(x, x) read as u8
+        let sy = if a < 0 {
+            b.wrapping_neg()
+        } else if a == 0 {
+            0
+        } else {
+            b
+        };
+        ax * sy as i32
+    };
+    x.chunks_exact(2)
+        .zip(y.chunks_exact(2))
+        .map(|(p, q)| (term(p[0], q[0]) + term(p[1], q[1])).clamp(i16::MIN as i32, i16::MAX as i32))
+        .sum()
 }
 
 pub struct Q4_1;
@@ -334,7 +358,7 @@ impl Format for Q5_0 {
     fn vec_dot(x: &[BlockQ5_0], y: &[BlockQ8_0]) -> f32 {
         let mut sumf = 0.0f32;
         for (bx, by) in x.iter().zip(y) {
-            let sumi = int_dot(&unpack_levels(&bx.qs, Some(bx.qh)).map(|l| l - 16), &by.qs);
+            let sumi = dot_i8_x86(&unpack_levels(&bx.qs, Some(bx.qh)).map(|l| l - 16), &by.qs);
             sumf += (bx.d.to_f32() * by.d.to_f32()) * sumi as f32;
         }
         sumf
@@ -422,11 +446,22 @@ fn quantize_q8_block(x: &[f32], qs: &mut [i8; QK]) -> f32 {
     d
 }
 
+/// max(|x|) of a 32-float block as ggml's AVX code reduces it: eight lanes over the four
+/// 8-float vectors, then the upper half against the lower, then pairs. `maxps` returns its
+/// second operand when either is NaN, so a NaN survives or drops (taking values that shared
+/// its lane with it) by where it sits: the scale ggml computes from a row with NaNs.
+fn amax_avx(x: &[f32]) -> f32 {
+    let maxps = |a: f32, b: f32| if a > b { a } else { b };
+    let lanes: [f32; 8] = std::array::from_fn(|j| (1..4).fold(x[j].abs(), |m, v| maxps(m, x[v * 8 + j].abs())));
+    let m4: [f32; 4] = std::array::from_fn(|k| maxps(lanes[4 + k], lanes[k]));
+    maxps(maxps(m4[0], m4[2]), maxps(m4[1], m4[3]))
+}
+
 /// `quantize_row_q8_0` / `q8_1` for one block as ggml's AVX code runs it (the CPU `from_float`
 /// on x86-64): the multiplier is `127 / amax` rather than `1 / d`, levels are rounded half to
 /// even (`_mm256_round_ps`), and the int32 -> int8 packing saturates.
 fn quantize_q8_block_x86(x: &[f32], qs: &mut [i8; QK]) -> (f32, i32) {
-    let amax = c_max_of(x.iter().map(|v| v.abs()));
+    let amax = amax_avx(x);
     let d = amax / 127.0;
     let id = if amax != 0.0 { 127.0 / amax } else { 0.0 };
     let mut sum = 0i32;
@@ -479,7 +514,7 @@ impl Format for Q8_0 {
     fn vec_dot(x: &[BlockQ8_0], y: &[BlockQ8_0]) -> f32 {
         let mut sumf = 0.0f32;
         for (bx, by) in x.iter().zip(y) {
-            sumf += dot_q8(&bx.qs, &by.qs) as f32 * (bx.d.to_f32() * by.d.to_f32());
+            sumf += dot_i8_x86(&bx.qs.map(|q| q as i32), &by.qs) as f32 * (bx.d.to_f32() * by.d.to_f32());
         }
         sumf
     }

@@ -618,3 +618,48 @@ fn validation_rejects_non_finite_scales_and_values() {
         assert!(e.message.contains(&format!(" {block} ")), "{ty}: {e}");
     }
 }
+
+#[test]
+fn q8_0_from_float_keeps_or_drops_nan_where_ggmls_avx_code_does() {
+    // Values and scales from ggml's x86 build at the reference commit (its q8_0 from_float,
+    // run outside the repo): a NaN at element 27 survives the lane-wise max and makes the
+    // scale NaN; at 5, 0 or 11 it drops; at 31 it drops together with the largest value,
+    // which shared its lane. The NaN element itself packs to -128 (cvtps_epi32 saturation).
+    for (pos, d_bits) in [(5, 0x275f), (27, 0x7e00), (31, 0x272e), (0, 0x275f), (11, 0x275f)] {
+        let mut x: Vec<f32> = (0..32)
+            .map(|i| (if i < 8 { 3.0 } else { 1.0 }) * (if i % 2 == 1 { -1.0 } else { 1.0 }) * (1.0 + i as f32 / 32.0))
+            .collect();
+        x[pos] = f32::NAN;
+        let mut y = vec![0u8; Type::Q8_0.type_size()];
+        quantize_row(Type::Q8_0, &x, &mut y).unwrap();
+        assert_eq!(u16::from_le_bytes([y[0], y[1]]), d_bits, "NaN at {pos}");
+        assert_eq!(y[2 + pos] as i8, -128, "NaN at {pos}");
+        // ggml_validate_row_data calls exactly the NaN-scale block invalid.
+        assert_eq!(validate_row_data(Type::Q8_0, &y).is_err(), d_bits == 0x7e00, "NaN at {pos}");
+    }
+}
+
+#[test]
+fn nan_activations_dot_as_ggmls_x86_kernels() {
+    // ggml's AVX2 vec_dot of a 64-element row against a q8_0 row quantized (from_float) from
+    // floats with NaNs at 3, 17 and 40, run outside the repo at the reference commit: the
+    // NaNs pack to -128, whose product `sign` cannot negate, so the NaN is lost and the sum
+    // is finite. Plain Σ x·y gives other numbers.
+    let x: Vec<f32> = (0..64).map(|i| (i as f32 * 0.7 + 0.3).sin()).collect();
+    let mut y: Vec<f32> = (0..64).map(|i| (i as f32 * 0.45).cos()).collect();
+    for i in [3, 17, 40] {
+        y[i] = f32::NAN;
+    }
+    let mut qy = vec![0u8; Type::Q8_0.row_size(64)];
+    quantize_row(Type::Q8_0, &y, &mut qy).unwrap();
+    assert_eq!([qy[2 + 3], qy[2 + 17], qy[34 + 2 + 8]].map(|b| b as i8), [-128; 3]);
+    for (ty, want) in
+        [(Type::Q4_0, 0x40a7_2ce6), (Type::Q5_0, 0x40aa_bb88), (Type::Q8_0, 0x4052_55be), (Type::IQ4_NL, 0x40b2_c36b)]
+    {
+        let mut qx = vec![0u8; ty.row_size(64)];
+        quantize_chunk(ty, &x, &mut qx, 1, 64, None).unwrap();
+        let (got, want) = (vec_dot(ty, 64, &qx, &qy).unwrap(), f32::from_bits(want));
+        // ggml sums lanes in another order: the same to a few ulps, far from the plain sum.
+        assert!((got - want).abs() <= 1e-5 * want.abs(), "{ty}: {got} vs ggml's {want}");
+    }
+}

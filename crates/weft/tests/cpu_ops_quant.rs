@@ -214,16 +214,18 @@ fn mul_mat_quantized_a_takes_f16_permuted_and_preconverted_b() {
     assert_rounding(&get(&out), &mul_mat_reference(ty, &bytes(&a), ne_a, &qrows, [256, 3, 1, 1]), "q8_0 b");
 }
 
-#[test]
-fn mul_mat_id_quantized_experts_dot_converted_b_rows() {
-    let (k, m, n_expert, n_b, n_tokens) = (256usize, 70usize, 4usize, 2usize, 3usize);
-    let ids = [3, 0, 1, 1, 2, 3];
-    for ty in [Type::Q4_0, Type::Q4_K, Type::IQ2_XXS, Type::Q8_0, Type::Q5_1] {
+/// MUL_MAT_ID of quantized experts [k, m, n_expert] with f32 b [k, n_b, n_tokens] and `ids`
+/// (2 slots per token) against ggml's scalar block dots of the converted b rows, per type;
+/// the result must not depend on the thread count.
+fn check_mul_mat_id(types: &[Type], m: usize, n_expert: usize, n_b: usize, ids: &[i32]) {
+    let k = 256usize;
+    let n_tokens = ids.len() / 2;
+    for &ty in types {
         let ctx = host_ctx();
         let (a, _) = quant_input(&ctx, ty, [k as i64, m as i64, n_expert as i64, 1], 7);
         let (b, vb) = f32_input(&ctx, Type::F32, [k as i64, n_b as i64, n_tokens as i64, 1], 8);
         let t_ids = ctx.new_tensor_2d(Type::I32, 2, n_tokens as i64).unwrap();
-        set_i32(&t_ids, &ids);
+        set_i32(&t_ids, ids);
         let out = ctx.mul_mat_id(&a, &b, &t_ids).unwrap();
         compute(&ctx, &out, 3);
         let got = get(&out);
@@ -240,7 +242,24 @@ fn mul_mat_id_quantized_experts_dot_converted_b_rows() {
             }
         }
         assert_rounding(&got, &want, &format!("{ty}"));
+        compute(&ctx, &out, 1);
+        assert_eq!(get(&out), got, "{ty}: 1 thread");
     }
+}
+
+#[test]
+fn mul_mat_id_quantized_experts_dot_converted_b_rows() {
+    let types = [Type::Q4_0, Type::Q4_K, Type::IQ2_XXS, Type::Q8_0, Type::Q5_1];
+    check_mul_mat_id(&types, 70, 4, 2, &[3, 0, 1, 1, 2, 3]);
+}
+
+#[test]
+fn mul_mat_id_expert_used_by_many_tokens_takes_the_gemm() {
+    // 40 tokens: expert 0 in slot 0 of 37 of them (past GEMM_MIN_COLS: the GEMM, with
+    // column tails), experts 1 and 2 the rest (few pairs: vec_dot); b broadcast over slots.
+    let ids: Vec<i32> = (0..40).flat_map(|t| [if t < 37 { 0 } else { 2 }, 1 + (t % 2)]).collect();
+    let types = [Type::Q4_0, Type::Q4_K, Type::Q6_K, Type::IQ2_XXS, Type::IQ4_NL, Type::Q5_1];
+    check_mul_mat_id(&types, 70, 3, 1, &ids);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 //!   each weight row once instead of once per column.
 //!
 //! Every output is one independent dot, so results do not depend on the thread count.
-//! [`DotRows`] is shared with MUL_MAT_ID.
+//! [`DotRows`] and [`gemm_for`] are shared with MUL_MAT_ID.
 
 use super::{is_float, is_quant_rows, src, SyncPtr};
 use crate::backend::cpu::kernel::Cx;
@@ -89,7 +89,7 @@ impl DotRows {
     }
 
     /// Converted b row `r`.
-    fn row(&self, r: usize) -> &[u8] {
+    pub(super) fn row(&self, r: usize) -> &[u8] {
         &self.data[r * self.row_size..(r + 1) * self.row_size]
     }
 
@@ -105,7 +105,7 @@ impl DotRows {
 }
 
 /// The GEMM for `n` columns of b per matrix of a, where it pays.
-fn gemm_for(a_ty: Type, n: usize) -> Option<QuantGemm> {
+pub(super) fn gemm_for(a_ty: Type, n: usize) -> Option<QuantGemm> {
     (n >= GEMM_MIN_COLS).then(|| QuantGemm::new(a_ty, Isa::best())).flatten()
 }
 

@@ -72,4 +72,8 @@ impl GraphAllocator {
     }
 }
 
-disposable!(GraphAllocator, "Drop the allocator and its hold on its buffers (tensors placed in them keep theirs).", external);
+disposable!(
+    GraphAllocator,
+    "Drop the allocator and its hold on its buffers (tensors placed in them keep theirs).",
+    external
+);

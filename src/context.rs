@@ -138,7 +138,6 @@ impl Context {
         Ok(())
     }
 
-
     // ---- tensors ----
 
     /// ggml_new_tensor: `ne` has 1 to 4 dims, ne[0] fastest.

@@ -17,8 +17,8 @@ use crate::graph::Graph;
 use crate::sched_callback::{engine_callback, JsEvalFn, Shared};
 use crate::sched_task::{Running, SchedJob, Snapshot};
 use crate::task::{class_arg, promise, Promised};
-use crate::watch::ComputeWatch;
 use crate::tensor::Tensor;
+use crate::watch::ComputeWatch;
 
 /// A tensor in the debug view of a split.
 #[napi(object)]
@@ -184,7 +184,14 @@ impl Scheduler {
         }
         *self.running.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = Some(snapshot);
         self.shared.take_thrown();
-        Ok(SchedJob { sched, graph, busy: Some(busy), shared: self.shared.clone(), running: self.running.clone(), watch })
+        Ok(SchedJob {
+            sched,
+            graph,
+            busy: Some(busy),
+            shared: self.shared.clone(),
+            running: self.running.clone(),
+            watch,
+        })
     }
 }
 

@@ -4,8 +4,8 @@
 use napi::bindgen_prelude::{AsyncTask, BigInt64Array, Float32Array, Int32Array, TypedArray, Uint8Array, Unknown};
 use napi::Env;
 
-use crate::enums::GgmlType;
 use crate::args::{int, opt_number, string, uint};
+use crate::enums::GgmlType;
 use crate::error::{disposed, not_constructible, IntoJs, Result};
 use crate::task::{promise, Promised, ReadJob};
 use weft::backend::BusyGuard;

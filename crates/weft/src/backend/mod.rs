@@ -23,8 +23,8 @@ pub use observe::{between_nodes, ComputeObserver, Unobserved};
 pub use registry::{device_by_name, devices, init_backend, registries, Registry};
 pub use tensor_io::{
     tensor_copy, tensor_from_f32, tensor_get, tensor_get_in_compute, tensor_memset, tensor_read,
-    tensor_read_in_compute, tensor_set, tensor_to_f32, tensor_to_f32_in_compute, tensor_to_i64, try_vec,
-    BusyGuard, ReadPermit,
+    tensor_read_in_compute, tensor_set, tensor_to_f32, tensor_to_f32_in_compute, tensor_to_i64, try_vec, BusyGuard,
+    ReadPermit,
 };
 
 /// What a buffer holds (ggml_backend_buffer_usage); schedulers treat weights specially.

@@ -12,6 +12,7 @@
 //! - b (activations), `B_REC` bytes: levels (256 i8), `sb` (16 f32), `mb` (16 f32, the
 //!   lane's level sum times sb, or q8_1's stored `s`), `nbs` (16 i32, -128 times the
 //!   level sum, for the offset mode).
+//!
 //! Rows whose length is not a whole number of groups (32-element formats) are padded with
 //! zero levels and scales.
 

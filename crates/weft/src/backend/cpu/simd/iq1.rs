@@ -26,7 +26,7 @@ pub(crate) fn iq1_s<S: Simd>(s: S, x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
                 let high = if k == 3 { (qh >> 1) & 0x700 } else { (qh << (8 - 3 * k)) & 0x700 };
                 IQ1S_GRID[qs[k] as usize | high]
             };
-            let q1b = s.from_u64(std::array::from_fn(grid));
+            let q1b = s.set_u64(std::array::from_fn(grid));
             let dot = s.maddubs_signed(q1b, q8(s, by, ib));
             let ls = 2 * ((qh >> 12) & 7) as i16 + 1;
             sumi = s.add_i32(sumi, s.madd_i16(dot, s.splat_i16(ls)));
@@ -60,8 +60,8 @@ pub(crate) fn iq1_m<S: Simd>(s: S, x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
             let qh = &bx.qh[2 * ib..2 * ib + 2];
             // Groups of 8: grid index high bits and shift sign from qh's nibbles.
             let nib = |k: usize| (qh[k / 2] >> (4 * (k % 2))) as usize;
-            let q1b = s.from_u64(std::array::from_fn(|k| IQ1S_GRID[qs[k] as usize | ((nib(k) << 8) & 0x700)]));
-            let delta = s.from_u64(std::array::from_fn(|k| if nib(k) & 0x08 != 0 { u64::MAX } else { ONES }));
+            let q1b = s.set_u64(std::array::from_fn(|k| IQ1S_GRID[qs[k] as usize | ((nib(k) << 8) & 0x700)]));
+            let delta = s.set_u64(std::array::from_fn(|k| if nib(k) & 0x08 != 0 { u64::MAX } else { ONES }));
             let q8b = q8(s, by, ib);
             let dot = s.maddubs_signed(q1b, q8b);
             let dot_delta = s.maddubs_signed(delta, q8b);

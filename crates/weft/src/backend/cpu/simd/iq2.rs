@@ -34,7 +34,7 @@ pub(super) fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
 /// Four sign rows of [`KEVEN_SIGNS`] from 7-bit fields 0, 7, 14, 21 of `w`.
 #[inline(always)]
 pub(super) fn even_signs<S: Simd>(s: S, w: u32) -> S::V {
-    s.from_u64(std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]))
+    s.set_u64(std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]))
 }
 
 /// Activations negated where bit i of `bits` is set (byte i), ggml's `(s ^ q8) - s`.
@@ -54,14 +54,14 @@ pub(super) fn odd_scales_16<S: Simd>(s: S, scales: &[u8; 8]) -> S::V {
     let (lo, hi) = (w & m4, (w >> 4) & m4);
     // 2 * n + 1 per byte: no carries, every nibble doubled stays below 0x20.
     let odd = |v: u64| (v << 1) | 0x0101_0101_0101_0101;
-    s.widen_u8_i16(s.from_u64([odd(lo), odd(hi), 0, 0]))
+    s.widen_u8_i16(s.set_u64([odd(lo), odd(hi), 0, 0]))
 }
 
 /// One 32-element group of iq2_xxs: 4 grid indices, the word with 4 sign fields and the
 /// scale in its top nibble, and the activations.
 #[inline(always)]
 fn iq2_xxs_group<S: Simd>(s: S, grid: &[u8], signs: u32, q8: S::V) -> S::V {
-    let q2 = s.from_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
+    let q2 = s.set_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
     let dot = s.maddubs(q2, s.sign_i8(q8, even_signs(s, signs)));
     let ls = (signs >> 28) as i16;
     s.madd_i16(dot, s.splat_i16(2 * ls + 1))
@@ -91,12 +91,12 @@ pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
         let d = s.f16(bx.d.bits()) * by.d.get();
         let scales = odd_scales_16(s, &bx.scales);
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for ib32 in 0..8 {
+        for (ib32, shuf) in SHUF_K4.iter().enumerate() {
             let q: [u16; 4] = std::array::from_fn(|k| bx.qs[4 * ib32 + k].get());
-            let q2 = s.from_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
-            let signs = s.from_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
+            let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
+            let signs = s.set_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
             let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), signs));
-            let sc = s.shuffle_i8(scales, s.load(&SHUF_K4[ib32]));
+            let sc = s.shuffle_i8(scales, s.load(shuf));
             let p = s.madd_i16(dot, sc);
             if ib32 % 2 == 0 {
                 sumi1 = s.add_i32(sumi1, p);
@@ -116,14 +116,14 @@ pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
         let d = s.f16(bx.d.bits()) * by.d.get();
         let scales = odd_scales_16(s, &bx.scales);
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for ib32 in 0..8 {
+        for (ib32, shuf) in SHUF_K4.iter().enumerate() {
             let qs = &bx.qs[4 * ib32..4 * ib32 + 4];
             let qh = bx.qh[ib32] as usize;
-            let q2 = s.from_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
+            let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
             let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
             let q8s = apply_sign_bits(s, q8(s, by, ib32), sign_bits);
             let dot = s.maddubs(q2, q8s);
-            let sc = s.shuffle_i8(scales, s.load(&SHUF_K4[ib32]));
+            let sc = s.shuffle_i8(scales, s.load(shuf));
             let p = s.madd_i16(dot, sc);
             if ib32 % 2 == 0 {
                 sumi1 = s.add_i32(sumi1, p);

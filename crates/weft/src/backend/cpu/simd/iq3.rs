@@ -15,7 +15,7 @@ pub(crate) fn iq3_xxs<S: Simd>(s: S, x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for ib32 in 0..8 {
             let q3 = &bx.qs[8 * ib32..8 * ib32 + 8];
-            let q2 = s.from_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]));
+            let q2 = s.set_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]));
             // Signs and scale of this sub-block: a u32 after the 64 grid indices.
             let aux = u32::from_le_bytes(*arr(&bx.qs, 64 + 4 * ib32));
             let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), even_signs(s, aux)));
@@ -41,7 +41,7 @@ pub(crate) fn iq3_s<S: Simd>(s: S, x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
         for ib32 in 0..8 {
             let qs = &bx.qs[8 * ib32..8 * ib32 + 8];
             let qh = bx.qh[ib32] as usize;
-            let q2 = s.from_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256)]));
+            let q2 = s.set_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256)]));
             let sign_bits = u32::from_le_bytes(*arr(&bx.signs, 4 * ib32));
             let dot = s.maddubs(q2, apply_sign_bits(s, q8(s, by, ib32), sign_bits));
             let sc = bx.scales[ib32 / 2];

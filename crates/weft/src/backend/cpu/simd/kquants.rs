@@ -105,12 +105,12 @@ pub(crate) fn q3_k<S: Simd>(s: S, x: &[BlockQ3K], y: &[BlockQ8K]) -> f32 {
 
         let aux: [u32; 3] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.scales, 4 * i)));
         let words = [
-            (aux[0] & KMASK2) | (((aux[2] >> 0) & KMASK1) << 4),
+            (aux[0] & KMASK2) | ((aux[2] & KMASK1) << 4),
             (aux[1] & KMASK2) | (((aux[2] >> 2) & KMASK1) << 4),
             ((aux[0] >> 4) & KMASK2) | (((aux[2] >> 4) & KMASK1) << 4),
             ((aux[1] >> 4) & KMASK2) | (((aux[2] >> 6) & KMASK1) << 4),
         ];
-        let scales128 = s.sub_i8(s.from_u32([words[0], words[1], words[2], words[3], 0, 0, 0, 0]), s.splat_i8(32));
+        let scales128 = s.sub_i8(s.set_u32([words[0], words[1], words[2], words[3], 0, 0, 0, 0]), s.splat_i8(32));
         let all_scales = s.widen_i8_i16(scales128);
         let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
 
@@ -169,7 +169,7 @@ static DUP_PAIRS: [u8; 32] = {
 /// lanes 0..4: ggml's `_mm_madd_epi16(mins, _mm_hadd_epi16(bsums))` (exact integers).
 #[inline(always)]
 fn k4_min_products<S: Simd>(s: S, words: &[u32; 4], y: &BlockQ8K) -> S::V {
-    let mins = s.from_u32([words[2], words[3], 0, 0, 0, 0, 0, 0]);
+    let mins = s.set_u32([words[2], words[3], 0, 0, 0, 0, 0, 0]);
     let pairs = s.widen_u8_i16(s.shuffle_i8(mins, s.load(&DUP_PAIRS)));
     s.madd_i16_x4(pairs, s.load(bytemuck::cast_ref(&y.bsums)))
 }
@@ -186,7 +186,7 @@ pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
         let words = k4_scales_mins(&bx.scales);
 
         acc_m = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m);
-        let scales = s.widen_u8_i16(s.from_u32([words[0], words[1], 0, 0, 0, 0, 0, 0]));
+        let scales = s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0]));
         let scales = s.dup_lo(scales);
 
         let mut sumi = s.zero();
@@ -218,7 +218,7 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
         let words = k4_scales_mins(&bx.scales);
 
         summs += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
-        let scales = s.dup_lo(s.widen_u8_i16(s.from_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
+        let scales = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
 
         let hbits = s.load(&bx.qh);
         let mut hmask = mone;

@@ -156,11 +156,11 @@ impl<const DOT: bool> Simd for Neon<DOT> {
         unsafe { V2(vreinterpretq_s8_s16(vdupq_n_s16(lo)), vreinterpretq_s8_s16(vdupq_n_s16(hi))) }
     }
     #[inline(always)]
-    fn from_u64(self, x: [u64; 4]) -> V2 {
+    fn set_u64(self, x: [u64; 4]) -> V2 {
         unsafe { V2(vreinterpretq_s8_u64(vld1q_u64(x.as_ptr())), vreinterpretq_s8_u64(vld1q_u64(x.as_ptr().add(2)))) }
     }
     #[inline(always)]
-    fn from_u32(self, x: [u32; 8]) -> V2 {
+    fn set_u32(self, x: [u32; 8]) -> V2 {
         unsafe { V2(vreinterpretq_s8_u32(vld1q_u32(x.as_ptr())), vreinterpretq_s8_u32(vld1q_u32(x.as_ptr().add(4)))) }
     }
     #[inline(always)]

@@ -32,9 +32,9 @@ pub(crate) trait Simd: Copy {
     /// i16 lanes 0..8 = `lo`, lanes 8..16 = `hi`.
     fn splat_i16_halves(self, lo: i16, hi: i16) -> Self::V;
     /// Four 64-bit lanes, `x[0]` in bytes 0..8 (`_mm256_set_epi64x(x[3], x[2], x[1], x[0])`).
-    fn from_u64(self, x: [u64; 4]) -> Self::V;
+    fn set_u64(self, x: [u64; 4]) -> Self::V;
     /// Eight 32-bit lanes, `x[0]` in bytes 0..4.
-    fn from_u32(self, x: [u32; 8]) -> Self::V;
+    fn set_u32(self, x: [u32; 8]) -> Self::V;
 
     // ---- bitwise and lane arithmetic (wrapping) ----------------------------------------
 
@@ -144,7 +144,7 @@ pub(crate) trait Simd: Copy {
     #[inline(always)]
     fn bits_to_bytes(self, bits: u32) -> Self::V {
         let spread = self.shuffle_i8(self.splat_i32(bits as i32), self.load(&SPREAD_BYTES));
-        let masked = self.or(spread, self.from_u64([0x7fbf_dfef_f7fb_fdfe; 4]));
+        let masked = self.or(spread, self.set_u64([0x7fbf_dfef_f7fb_fdfe; 4]));
         self.cmpeq_i8(masked, self.splat_i8(-1))
     }
 

@@ -203,7 +203,7 @@ fn from_float_refuses_mismatched_lengths() {
     for isa in Isa::available_all() {
         let mut y = vec![0u8; 33];
         assert!(from_float(Type::Q8_0, isa, &[0.0; 32], &mut y).is_err());
-        assert!(from_float(Type::Q8_K, isa, &[0.0; 100], &mut vec![0u8; 10]).is_err());
+        assert!(from_float(Type::Q8_K, isa, &[0.0; 100], &mut [0u8; 10]).is_err());
     }
 }
 

@@ -80,11 +80,11 @@ macro_rules! avx2_ops {
             unsafe { _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(_mm_set1_epi16(lo)), _mm_set1_epi16(hi)) }
         }
         #[inline(always)]
-        fn from_u64(self, x: [u64; 4]) -> __m256i {
+        fn set_u64(self, x: [u64; 4]) -> __m256i {
             unsafe { _mm256_set_epi64x(x[3] as i64, x[2] as i64, x[1] as i64, x[0] as i64) }
         }
         #[inline(always)]
-        fn from_u32(self, x: [u32; 8]) -> __m256i {
+        fn set_u32(self, x: [u32; 8]) -> __m256i {
             unsafe {
                 _mm256_set_epi32(
                     x[7] as i32,

@@ -67,71 +67,93 @@ fn iq2_xxs_group<S: Simd>(s: S, grid: &[u8], signs: u32, q8: S::V) -> S::V {
     s.madd_i16(dot, s.splat_i16(2 * ls + 1))
 }
 
+/// ggml's block loop of the 2- and 3-bit I-quants against q8_K: block b's eight 32-element
+/// products `sub(b, ib32)` (i32 lanes) summed even ones and odd ones apart, then together
+/// (integers: exact in any order), scaled by `d(b)` into eight f32 lanes by a fused
+/// multiply-add; the lanes' sum at the end.
+#[inline(always)]
+pub(super) fn sum_blocks<S: Simd>(
+    s: S,
+    blocks: usize,
+    d: impl Fn(usize) -> f32,
+    mut sub: impl FnMut(usize, usize) -> S::V,
+) -> f32 {
+    let mut accumf = s.fzero();
+    for b in 0..blocks {
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for ib32 in (0..8).step_by(2) {
+            sumi1 = s.add_i32(sumi1, sub(b, ib32));
+            sumi2 = s.add_i32(sumi2, sub(b, ib32 + 1));
+        }
+        accumf = s.fmadd(s.fsplat(d(b)), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
+    }
+    s.hsum(accumf)
+}
+
 #[inline(always)]
 pub(crate) fn iq2_xxs<S: Simd>(s: S, x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
-    let mut accumf = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
-        let d = s.f16(bx.d.bits()) * by.d.get();
-        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for pair in 0..4 {
-            let aux: [u32; 4] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.qs, 16 * pair + 4 * i)));
-            let aux8: [u8; 16] = bytemuck::cast(aux);
-            sumi1 = s.add_i32(sumi1, iq2_xxs_group(s, &aux8[..4], aux[1], q8(s, by, 2 * pair)));
-            sumi2 = s.add_i32(sumi2, iq2_xxs_group(s, &aux8[8..12], aux[3], q8(s, by, 2 * pair + 1)));
-        }
-        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
-    }
-    0.125 * s.hsum(accumf)
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    0.125
+        * sum_blocks(s, x.len().min(y.len()), d, |b, ib32| {
+            // Sub-block pair: 4 grid indices each, then the word of signs and scale.
+            let base = 16 * (ib32 / 2) + 8 * (ib32 % 2);
+            let signs = u32::from_le_bytes(*arr(&x[b].qs, base + 4));
+            iq2_xxs_group(s, &x[b].qs[base..base + 4], signs, q8(s, &y[b], ib32))
+        })
+}
+
+/// iq2_xs and iq2_s: `dot(b, ib32)` (the i16 products of block b's sub-block ib32 with its
+/// activations) weighted by the block's 4-bit odd scales, two per sub-block.
+#[inline(always)]
+fn sum_blocks_scales16<S: Simd>(
+    s: S,
+    blocks: usize,
+    d: impl Fn(usize) -> f32,
+    scales_of: impl Fn(usize) -> [u8; 8],
+    dot: impl Fn(usize, usize) -> S::V,
+) -> f32 {
+    let mut scales = s.zero();
+    0.125
+        * sum_blocks(s, blocks, d, |b, ib32| {
+            if ib32 == 0 {
+                scales = odd_scales_16(s, &scales_of(b));
+            }
+            s.madd_i16(dot(b, ib32), s.shuffle_i8(scales, s.load(&SHUF_K4[ib32])))
+        })
 }
 
 #[inline(always)]
 pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
-    let mut accumf = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
-        let d = s.f16(bx.d.bits()) * by.d.get();
-        let scales = odd_scales_16(s, &bx.scales);
-        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for (ib32, shuf) in SHUF_K4.iter().enumerate() {
-            let q: [u16; 4] = std::array::from_fn(|k| bx.qs[4 * ib32 + k].get());
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    sum_blocks_scales16(
+        s,
+        x.len().min(y.len()),
+        d,
+        |b| x[b].scales,
+        |b, ib32| {
+            let q: [u16; 4] = std::array::from_fn(|k| x[b].qs[4 * ib32 + k].get());
             let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
             let signs = s.set_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
-            let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), signs));
-            let sc = s.shuffle_i8(scales, s.load(shuf));
-            let p = s.madd_i16(dot, sc);
-            if ib32 % 2 == 0 {
-                sumi1 = s.add_i32(sumi1, p);
-            } else {
-                sumi2 = s.add_i32(sumi2, p);
-            }
-        }
-        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
-    }
-    0.125 * s.hsum(accumf)
+            s.maddubs(q2, s.sign_i8(q8(s, &y[b], ib32), signs))
+        },
+    )
 }
 
 #[inline(always)]
 pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
-    let mut accumf = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
-        let d = s.f16(bx.d.bits()) * by.d.get();
-        let scales = odd_scales_16(s, &bx.scales);
-        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for (ib32, shuf) in SHUF_K4.iter().enumerate() {
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    sum_blocks_scales16(
+        s,
+        x.len().min(y.len()),
+        d,
+        |b| x[b].scales,
+        |b, ib32| {
+            let bx = &x[b];
             let qs = &bx.qs[4 * ib32..4 * ib32 + 4];
             let qh = bx.qh[ib32] as usize;
             let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
             let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
-            let q8s = apply_sign_bits(s, q8(s, by, ib32), sign_bits);
-            let dot = s.maddubs(q2, q8s);
-            let sc = s.shuffle_i8(scales, s.load(shuf));
-            let p = s.madd_i16(dot, sc);
-            if ib32 % 2 == 0 {
-                sumi1 = s.add_i32(sumi1, p);
-            } else {
-                sumi2 = s.add_i32(sumi2, p);
-            }
-        }
-        accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
-    }
-    0.125 * s.hsum(accumf)
+            s.maddubs(q2, apply_sign_bits(s, q8(s, &y[b], ib32), sign_bits))
+        },
+    )
 }

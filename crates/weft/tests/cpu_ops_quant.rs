@@ -52,6 +52,14 @@ fn nmse(got: &[f32], want: &[f64]) -> f64 {
     err / want.iter().map(|w| w * w).sum::<f64>()
 }
 
+/// Within rounding of the scalar block dots: the vector kernels (and the GEMM, for many
+/// columns) add the same integer block sums in other float orders.
+fn assert_rounding(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    let e = nmse(got, &want.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    assert!(e < 1e-10, "{what}: NMSE {e} against the scalar block dots");
+}
+
 fn f16_round(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| f16_to_f32(f32_to_f16(x))).collect()
 }
@@ -130,9 +138,9 @@ fn mul_mat_quantized_a_is_ggml_block_dot_on_converted_b_rows() {
         compute(&ctx, &out, 3);
         let got = get(&out);
 
-        // Bit for bit: b rows converted to the vec_dot type, then ggml's block dot.
+        // b rows converted to the vec_dot type, then ggml's block dot (to rounding).
         let brows: Vec<Vec<u8>> = vb.chunks(512).map(|r| for_dot(ty, r)).collect();
-        assert_eq!(got, mul_mat_reference(ty, &bytes(&a), ne_a, &brows, ne_b), "{ty}");
+        assert_rounding(&got, &mul_mat_reference(ty, &bytes(&a), ne_a, &brows, ne_b), &format!("{ty}"));
         // Thread count does not matter.
         compute(&ctx, &out, 1);
         assert_eq!(get(&out), got, "{ty}: 1 thread");
@@ -149,6 +157,30 @@ fn mul_mat_quantized_a_is_ggml_block_dot_on_converted_b_rows() {
 }
 
 #[test]
+fn mul_mat_many_columns_takes_the_gemm_and_agrees_with_block_dots() {
+    // 37 rows and 35 columns (past GEMM_MIN_COLS): tails of every row and column tile; two
+    // matrices of a broadcast over 2 x 3 of b; 32-element formats with k = 352, not whole
+    // 256-element groups.
+    let as_i64 = |ne: [usize; 4]| ne.map(|x| x as i64);
+    for ty in quant_types() {
+        let k = if ty.blck_size() == 32 { 352 } else { 512 };
+        let (ne_a, ne_b) = ([k, 37, 2, 1], [k, 35, 2, 3]);
+        let ctx = host_ctx();
+        let (a, a_deq) = quant_input(&ctx, ty, as_i64(ne_a), 21);
+        let (b, vb) = f32_input(&ctx, Type::F32, as_i64(ne_b), 22);
+        let out = ctx.mul_mat(&a, &b).unwrap();
+        compute(&ctx, &out, 3);
+        let got = get(&out);
+        let brows: Vec<Vec<u8>> = vb.chunks(k).map(|r| for_dot(ty, r)).collect();
+        assert_rounding(&got, &mul_mat_reference(ty, &bytes(&a), ne_a, &brows, ne_b), &format!("{ty}"));
+        let e = nmse(&got, &mul_mat_f64(&a_deq, ne_a, &vb, ne_b));
+        assert!(e < 1e-4, "{ty}: NMSE {e} against dequantized a . b");
+        compute(&ctx, &out, 1);
+        assert_eq!(get(&out), got, "{ty}: 1 thread");
+    }
+}
+
+#[test]
 fn mul_mat_quantized_a_takes_f16_permuted_and_preconverted_b() {
     let ctx = host_ctx();
     let ty = Type::Q4_0;
@@ -159,7 +191,7 @@ fn mul_mat_quantized_a_takes_f16_permuted_and_preconverted_b() {
     let out = ctx.mul_mat(&a, &b16).unwrap();
     compute(&ctx, &out, 2);
     let brows: Vec<Vec<u8>> = v16.chunks(256).map(|r| for_dot(ty, r)).collect();
-    assert_eq!(get(&out), mul_mat_reference(ty, &bytes(&a), ne_a, &brows, [256, 3, 1, 1]));
+    assert_rounding(&get(&out), &mul_mat_reference(ty, &bytes(&a), ne_a, &brows, [256, 3, 1, 1]), "f16 b");
     assert_eq!(v16, f16_round(&v16));
 
     // b a permuted view (rows strided): the logical rows are multiplied.
@@ -170,7 +202,7 @@ fn mul_mat_quantized_a_takes_f16_permuted_and_preconverted_b() {
     let out = ctx.mul_mat(&a, &bp).unwrap();
     compute(&ctx, &out, 2);
     let brows: Vec<Vec<u8>> = logical.chunks(256).map(|r| for_dot(ty, r)).collect();
-    assert_eq!(get(&out), mul_mat_reference(ty, &bytes(&a), ne_a, &brows, [256, 3, 2, 1]));
+    assert_rounding(&get(&out), &mul_mat_reference(ty, &bytes(&a), ne_a, &brows, [256, 3, 2, 1]), "permuted b");
 
     // b already in the vec_dot type (q8_0 for q4_0): used as stored.
     let bq = ctx.new_tensor(Type::Q8_0, &[256, 3, 1, 1]).unwrap();
@@ -179,35 +211,55 @@ fn mul_mat_quantized_a_takes_f16_permuted_and_preconverted_b() {
     tensor_set(&bq, &qrows.concat(), 0).unwrap();
     let out = ctx.mul_mat(&a, &bq).unwrap();
     compute(&ctx, &out, 2);
-    assert_eq!(get(&out), mul_mat_reference(ty, &bytes(&a), ne_a, &qrows, [256, 3, 1, 1]));
+    assert_rounding(&get(&out), &mul_mat_reference(ty, &bytes(&a), ne_a, &qrows, [256, 3, 1, 1]), "q8_0 b");
 }
 
-#[test]
-fn mul_mat_id_quantized_experts_dot_converted_b_rows() {
-    let (k, m, n_expert, n_b, n_tokens) = (256usize, 70usize, 4usize, 2usize, 3usize);
-    let ids = [3, 0, 1, 1, 2, 3];
-    for ty in [Type::Q4_0, Type::Q4_K, Type::IQ2_XXS, Type::Q8_0, Type::Q5_1] {
+/// MUL_MAT_ID of quantized experts [k, m, n_expert] with f32 b [k, n_b, n_tokens] and `ids`
+/// (2 slots per token) against ggml's scalar block dots of the converted b rows, per type;
+/// the result must not depend on the thread count.
+fn check_mul_mat_id(types: &[Type], m: usize, n_expert: usize, n_b: usize, ids: &[i32]) {
+    let k = 256usize;
+    let n_tokens = ids.len() / 2;
+    for &ty in types {
         let ctx = host_ctx();
         let (a, _) = quant_input(&ctx, ty, [k as i64, m as i64, n_expert as i64, 1], 7);
         let (b, vb) = f32_input(&ctx, Type::F32, [k as i64, n_b as i64, n_tokens as i64, 1], 8);
         let t_ids = ctx.new_tensor_2d(Type::I32, 2, n_tokens as i64).unwrap();
-        set_i32(&t_ids, &ids);
+        set_i32(&t_ids, ids);
         let out = ctx.mul_mat_id(&a, &b, &t_ids).unwrap();
         compute(&ctx, &out, 3);
         let got = get(&out);
         let (ab, rs) = (bytes(&a), ty.row_size(k));
+        let mut want = vec![0f32; got.len()];
         for token in 0..n_tokens {
             for slot in 0..2 {
                 let e = ids[token * 2 + slot] as usize;
                 let brow = for_dot(ty, &vb[(token * n_b + slot % n_b) * k..][..k]);
                 for i0 in 0..m {
                     let r = e * m + i0;
-                    let want = vec_dot(ty, k, &ab[r * rs..(r + 1) * rs], &brow).unwrap();
-                    assert_eq!(got[(token * 2 + slot) * m + i0], want, "{ty} [{i0},{slot},{token}]");
+                    want[(token * 2 + slot) * m + i0] = vec_dot(ty, k, &ab[r * rs..(r + 1) * rs], &brow).unwrap();
                 }
             }
         }
+        assert_rounding(&got, &want, &format!("{ty}"));
+        compute(&ctx, &out, 1);
+        assert_eq!(get(&out), got, "{ty}: 1 thread");
     }
+}
+
+#[test]
+fn mul_mat_id_quantized_experts_dot_converted_b_rows() {
+    let types = [Type::Q4_0, Type::Q4_K, Type::IQ2_XXS, Type::Q8_0, Type::Q5_1];
+    check_mul_mat_id(&types, 70, 4, 2, &[3, 0, 1, 1, 2, 3]);
+}
+
+#[test]
+fn mul_mat_id_expert_used_by_many_tokens_takes_the_gemm() {
+    // 40 tokens: expert 0 in slot 0 of 37 of them (past GEMM_MIN_COLS: the GEMM, with
+    // column tails), experts 1 and 2 the rest (few pairs: vec_dot); b broadcast over slots.
+    let ids: Vec<i32> = (0..40).flat_map(|t| [if t < 37 { 0 } else { 2 }, 1 + (t % 2)]).collect();
+    let types = [Type::Q4_0, Type::Q4_K, Type::Q6_K, Type::IQ2_XXS, Type::IQ4_NL, Type::Q5_1];
+    check_mul_mat_id(&types, 70, 3, 1, &ids);
 }
 
 // ---------------------------------------------------------------------------------------

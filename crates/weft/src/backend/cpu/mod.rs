@@ -4,8 +4,10 @@
 mod buffer;
 mod dispatch;
 pub(crate) mod float_simd;
+pub mod isa;
 mod kernel;
 mod ops;
+pub mod simd;
 mod tdata;
 
 use std::any::Any;
@@ -90,8 +92,9 @@ impl Device for CpuDevice {
         Ok(Some(Arc::new(CpuEvent)))
     }
     fn properties(&self) -> Vec<(String, String)> {
-        // "isa": the float kernels' instruction set (float_simd), e.g. "avx512".
-        let isa = format!("{:?}", float_simd::kernels().isa).to_lowercase();
+        // "isa": the kernels' instruction-set level (`Isa::best`, WEFT_CPU_ISA's names), e.g.
+        // "avx512-vnni".
+        let isa = isa::Isa::best().name().to_string();
         vec![("threads".into(), default_threads().to_string()), ("isa".into(), isa)]
     }
 }

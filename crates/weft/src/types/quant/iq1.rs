@@ -19,7 +19,7 @@ use super::k::BlockQ8K;
 use super::scales::{
     c_max, c_max_of, fma, imatrix_weights, stable_sort_by_value, sum_squares, GROUP_MAX_EPS_IQ1_M, GROUP_MAX_EPS_IQ1_S,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::{Error, Result};
 use crate::types::{Type, QK_K};
 
@@ -337,6 +337,24 @@ impl Format for Iq1S {
     fn bad_scale(b: &BlockIq1S) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq1S, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let d = b.d.to_f32();
+        for ib in 0..QK_K / 32 {
+            let qh = b.qh[ib].get();
+            let dl = d * (2 * ((qh >> 12) & 7) + 1) as f32;
+            let delta = if qh & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
+            for l in 0..4 {
+                let index = b.qs[4 * ib + l] as usize | (((qh >> (3 * l)) & 7) as usize) << 8;
+                for j in 0..8 {
+                    s[32 * ib + 8 * l + j] = grid_value(index, j);
+                }
+            }
+            sa[2 * ib..2 * ib + 2].fill(dl);
+            ma[2 * ib..2 * ib + 2].fill(dl * delta);
+        }
+    }
 }
 
 /// The f16 scale of an IQ1_M block, assembled from the top nibbles of the scale words.
@@ -571,5 +589,26 @@ impl Format for Iq1M {
 
     fn bad_scale(b: &BlockIq1M) -> Option<(&'static str, f32)> {
         check_half("d", iq1m_scale(b))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq1M, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        // The shift is per 8 elements, finer than the maps: levels are 8 * (grid +- 1/8),
+        // exact integers, and the maps carry d * scale / 8.
+        let d = iq1m_scale(b).to_f32();
+        let sc = iq1m_words(b);
+        for ib in 0..QK_K / 32 {
+            let ls = iq1m_sub_scales(&sc, ib);
+            for l in 0..4 {
+                let (index, neg) = iq1m_group(b, 4 * ib + l);
+                for j in 0..8 {
+                    s[32 * ib + 8 * l + j] = 8 * grid_value(index, j) + if neg { -1 } else { 1 };
+                }
+            }
+            for h in 0..2 {
+                sa[2 * ib + h] = d * ls[h] as f32 * IQ1_DELTA;
+                ma[2 * ib + h] = 0.0;
+            }
+        }
     }
 }

@@ -13,14 +13,14 @@ use bytemuck::{Pod, Zeroable};
 use super::block::{Half, LeU16};
 use super::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use super::iq_search::{
-    dequantize_grid, fit, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
+    dequantize_grid, fit, grid_levels, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
 };
 use super::iq_tables;
 use super::k::BlockQ8K;
 use super::scales::{
     c_max, c_max_of, fma, imatrix_weights, make_qp_quants, sum_squares, QpLoops, GROUP_MAX_EPS, GROUP_MAX_EPS_IQ2_S,
 };
-use super::{check_half, for_each_row, Format};
+use super::{check_half, for_each_row, Format, LevelSign};
 use crate::error::{Error, Result};
 use crate::types::{Type, QK_K};
 
@@ -264,6 +264,11 @@ impl Format for Iq2Xxs {
     fn bad_scale(b: &BlockIq2Xxs) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq2Xxs, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        grid_levels(b, iq2_db, s, sa, ma);
+    }
 }
 
 pub struct Iq2Xs;
@@ -355,6 +360,11 @@ impl Format for Iq2Xs {
 
     fn bad_scale(b: &BlockIq2Xs) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq2Xs, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        grid_levels(b, iq2_db, s, sa, ma);
     }
 }
 
@@ -458,5 +468,10 @@ impl Format for Iq2S {
 
     fn bad_scale(b: &BlockIq2S) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq2S, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        grid_levels(b, iq2_db, s, sa, ma);
     }
 }

@@ -9,11 +9,13 @@ use bytemuck::{Pod, Zeroable};
 
 use super::block::Half;
 use super::grids::{IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS};
-use super::iq_search::{dequantize_grid, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch};
+use super::iq_search::{
+    dequantize_grid, grid_levels, off_grid, scale_code, split_group_signs, vec_dot_grid, GridBlock, GridSearch,
+};
 use super::iq_tables;
 use super::k::BlockQ8K;
 use super::scales::{c_max, c_max_of, imatrix_weights, sum_squares, GROUP_MAX_EPS_IQ3_XXS};
-use super::{check_half, for_each_row, Format};
+use super::{check_half, for_each_row, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -198,6 +200,11 @@ impl Format for Iq3Xxs {
     fn bad_scale(b: &BlockIq3Xxs) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq3Xxs, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        grid_levels(b, |d, code| d * (0.5 + code as f32) * 0.5, s, sa, ma);
+    }
 }
 
 pub struct Iq3S;
@@ -297,5 +304,10 @@ impl Format for Iq3S {
 
     fn bad_scale(b: &BlockIq3S) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq3S, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        grid_levels(b, |d, code| d * (1 + 2 * code) as f32, s, sa, ma);
     }
 }

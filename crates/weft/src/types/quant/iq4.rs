@@ -13,7 +13,7 @@ use super::grids::KVALUES_IQ4NL;
 use super::k::BlockQ8K;
 use super::legacy::{dot_i8_x86, BlockQ8_0};
 use super::scales::{fma, imatrix_weights, nearest_int_prod, signed_absmax, sum_squares, GROUP_MAX_EPS};
-use super::{check_half, for_each_row, Format};
+use super::{check_half, for_each_row, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -238,6 +238,16 @@ impl Format for Iq4Nl {
     fn bad_scale(b: &BlockIq4Nl) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq4Nl, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        for j in 0..16 {
+            s[j] = kv(b.qs[j], false) as i8;
+            s[j + 16] = kv(b.qs[j], true) as i8;
+        }
+        sa[..2].fill(b.d.to_f32());
+        ma[..2].fill(0.0);
+    }
 }
 
 pub struct Iq4Xs;
@@ -307,5 +317,19 @@ impl Format for Iq4Xs {
 
     fn bad_scale(b: &BlockIq4Xs) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockIq4Xs, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let d = b.d.to_f32();
+        for ib in 0..QK_K / 32 {
+            let qs = &b.qs[16 * ib..16 * ib + 16];
+            for j in 0..16 {
+                s[32 * ib + j] = kv(qs[j], false) as i8;
+                s[32 * ib + j + 16] = kv(qs[j], true) as i8;
+            }
+            sa[2 * ib..2 * ib + 2].fill(d * Self::sub_scale(b, ib) as f32);
+            ma[2 * ib..2 * ib + 2].fill(0.0);
+        }
     }
 }

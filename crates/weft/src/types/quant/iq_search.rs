@@ -238,6 +238,23 @@ pub fn dequantize_grid<B: GridBlock>(x: &[B], y: &mut [f32], db: impl Fn(f32, u3
     }
 }
 
+/// [`super::Format::levels`] of the grid I-quants: signed grid magnitudes, and per 16
+/// elements the multiplier `db(d, code)` of the dequantizer.
+pub fn grid_levels<B: GridBlock>(b: &B, db: impl Fn(f32, u32) -> f32, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+    let d = b.d().to_f32();
+    for (g, s8) in s.chunks_exact_mut(8).enumerate().take(QK_K / 8) {
+        let (entry, signs) = b.group(g);
+        for (j, o) in s8.iter_mut().enumerate() {
+            let v = grid_byte(entry, j) as i8;
+            *o = if negative(signs, j) { -v } else { v };
+        }
+    }
+    for (h, (a, m)) in sa.iter_mut().zip(ma.iter_mut()).enumerate().take(QK_K / 16) {
+        *a = db(d, b.code(h));
+        *m = 0.0;
+    }
+}
+
 /// `ggml_vec_dot_iq2_*_q8_K` / `iq3_*`: integer sums per 16 elements weighted by the odd
 /// scale `2 code + 1` (integer arithmetic, so ggml's grouping of them does not matter), times
 /// `d_x * d_y` per block, times `factor` at the end.

@@ -13,7 +13,7 @@ use super::scales::{
     imatrix_weights, make_q3_quants, make_qkx_quants, make_qp_quants, make_qx_quants, nearest_int, nearest_int_prod,
     signed_absmax, sum_squares, QkxSearch, QpLoops, GROUP_MAX_EPS,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -69,6 +69,20 @@ pub(super) fn pack_2bit(l: &[u8; QK_K], out: &mut [u8]) {
         for (j, o) in chunk.iter_mut().enumerate() {
             let e = c * 128 + j;
             *o = (l[e] & 3) | (l[e + 32] & 3) << 2 | (l[e + 64] & 3) << 4 | (l[e + 96] & 3) << 6;
+        }
+    }
+}
+
+/// Every element's 2-bit plane value, in element order: `f(e, value)`. Written chunk by
+/// chunk (byte j of chunk c holds elements 128 c + 32 p + j, p = 0..4) so the loops run
+/// straight and vectorize, unlike one [`unpack_2bit`] per element.
+#[inline]
+pub(super) fn for_2bit_planes(q: &[u8], mut f: impl FnMut(usize, u8)) {
+    for (c, chunk) in q.chunks_exact(32).enumerate().take(QK_K / 128) {
+        for p in 0..4 {
+            for (j, &byte) in chunk.iter().enumerate() {
+                f(128 * c + 32 * p + j, (byte >> (2 * p)) & 3);
+            }
         }
     }
 }
@@ -276,6 +290,16 @@ impl Format for Q2K {
     fn bad_scale(b: &BlockQ2K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ2K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let (d, min) = (b.d.to_f32(), b.dmin.to_f32());
+        for_2bit_planes(&b.qs, |e, v| s[e] = v as i8);
+        for (j, &sc) in b.scales.iter().enumerate() {
+            sa[j] = d * (sc & 0xf) as f32;
+            ma[j] = -(min * (sc >> 4) as f32);
+        }
+    }
 }
 
 pub struct Q3K;
@@ -385,6 +409,17 @@ impl Format for Q3K {
     fn bad_scale(b: &BlockQ3K) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ3K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        // Levels offset by 4 to 0..8; the offset moves into the map.
+        for_2bit_planes(&b.qs, |e, v| s[e] = (v | ((b.hmask[e % 32] >> (e / 32)) & 1) << 2) as i8);
+        let d = b.d.to_f32();
+        for (j, &sc) in unpack_q3_scales(&b.scales).iter().enumerate() {
+            sa[j] = d * sc as f32;
+            ma[j] = -4.0 * sa[j];
+        }
+    }
 }
 
 /// The signed level (-4..4) of element `e` of a Q3_K block: 2-bit plane value, minus 4 when
@@ -487,6 +522,26 @@ impl Format for Q6K {
 
     fn bad_scale(b: &BlockQ6K) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ6K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        // Levels offset by 32 to 0..64; the offset moves into the map. Element 128 c +
+        // 32 k + j: nibble k / 2 of ql[64 c + 32 (k % 2) + j], 2-bit plane k of qh[32 c + j].
+        for c in 0..QK_K / 128 {
+            for j in 0..32 {
+                let (l0, l1, h) = (b.ql[64 * c + j], b.ql[64 * c + 32 + j], b.qh[32 * c + j]);
+                s[128 * c + j] = ((l0 & 0xf) | (h & 3) << 4) as i8;
+                s[128 * c + 32 + j] = ((l1 & 0xf) | ((h >> 2) & 3) << 4) as i8;
+                s[128 * c + 64 + j] = ((l0 >> 4) | ((h >> 4) & 3) << 4) as i8;
+                s[128 * c + 96 + j] = ((l1 >> 4) | ((h >> 6) & 3) << 4) as i8;
+            }
+        }
+        let d = b.d.to_f32();
+        for (j, &sc) in b.scales.iter().enumerate() {
+            sa[j] = d * sc as f32;
+            ma[j] = -32.0 * sa[j];
+        }
     }
 }
 

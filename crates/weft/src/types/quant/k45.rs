@@ -12,7 +12,7 @@ use super::k::{BlockQ8K, LaneSums};
 use super::scales::{
     imatrix_weights, make_qkx_quants, make_qp_quants, nearest_int, nearest_int_prod, sum_squares, QkxSearch, QpLoops,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::Result;
 use crate::types::{Type, QK_K};
 
@@ -248,6 +248,37 @@ fn q4k_header(b: &BlockQ4K) -> (Half, Half, [u8; K_SCALE_SIZE]) {
     (b.d, b.dmin, b.scales)
 }
 
+/// [`Format::levels`] of Q4_K / Q5_K: 6-bit scales and mins per 32 elements.
+fn scale_min_levels<B>(
+    b: &B,
+    header: impl Fn(&B) -> (Half, Half, [u8; K_SCALE_SIZE]),
+    levels: impl Fn(&B, &mut [i8]),
+    s: &mut [i8],
+    sa: &mut [f32],
+    ma: &mut [f32],
+) {
+    let (d, min, scales) = header(b);
+    let (d, min) = (d.to_f32(), min.to_f32());
+    levels(b, s);
+    for j in 0..QK_K / 32 {
+        let (sc, m) = scale_min(j, &scales);
+        sa[2 * j..2 * j + 2].fill(d * sc as f32);
+        ma[2 * j..2 * j + 2].fill(-(min * m as f32));
+    }
+}
+
+/// All 256 nibbles of a Q4_K / Q5_K block (chunk c of 64 elements: low nibbles of
+/// qs[32 c..], then high nibbles), plus 16 where `qh` has the element's bit (Q5_K).
+fn nibble_levels(qs: &[u8; QK_K / 2], qh: Option<&[u8; QK_K / 8]>, s: &mut [i8]) {
+    for c in 0..QK_K / 64 {
+        for j in 0..32 {
+            let (q, h) = (qs[32 * c + j], qh.map_or(0, |h| h[j]));
+            s[64 * c + j] = ((q & 0xf) | ((h >> (2 * c)) & 1) << 4) as i8;
+            s[64 * c + 32 + j] = ((q >> 4) | ((h >> (2 * c + 1)) & 1) << 4) as i8;
+        }
+    }
+}
+
 fn q4k_level(b: &BlockQ4K, e: usize) -> u8 {
     nibble(&b.qs, e)
 }
@@ -272,6 +303,11 @@ impl Format for Q4K {
     }
     fn bad_scale(b: &BlockQ4K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ4K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        scale_min_levels(b, q4k_header, |b, s| nibble_levels(&b.qs, None, s), s, sa, ma);
     }
 }
 
@@ -324,5 +360,10 @@ impl Format for Q5K {
     }
     fn bad_scale(b: &BlockQ5K) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("dmin", b.dmin))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ5K, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        scale_min_levels(b, q5k_header, |b, s| nibble_levels(&b.qs, Some(&b.qh), s), s, sa, ma);
     }
 }

@@ -11,7 +11,7 @@ use super::block::Half;
 use super::scales::{
     c_max_of, fma, imatrix_weights, make_qkx_quants, make_qx_quants, signed_absmax, sum_squares, trunc_i32, QkxSearch,
 };
-use super::{check_half, Format};
+use super::{check_half, Format, LevelSign};
 use crate::error::Result;
 use crate::types::Type;
 
@@ -95,6 +95,16 @@ fn unpack_levels(qs: &[u8; QK / 2], qh: Option<[u8; 4]>) -> [i32; QK] {
         l[j + QK / 2] = (qs[j] >> 4) as i32 | (((qh >> (j + 12)) & 0x10) as i32);
     }
     l
+}
+
+/// [`Format::levels`] of a 32-element block with levels `l` (in 0..32) and elements
+/// `d * l + m`.
+fn affine_levels(l: [i32; QK], d: f32, m: f32, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+    for (o, v) in s.iter_mut().zip(l) {
+        *o = v as i8;
+    }
+    sa[..2].fill(d);
+    ma[..2].fill(m);
 }
 
 /// C's `(int8_t)(v)` for a float: truncation, then the low byte.
@@ -210,6 +220,12 @@ impl Format for Q4_0 {
     fn bad_scale(b: &BlockQ4_0) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ4_0, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let d = b.d.to_f32();
+        affine_levels(unpack_levels(&b.qs, None), d, -8.0 * d, s, sa, ma);
+    }
 }
 
 /// `sumi0 + sumi1` of the legacy dot products: the two half-block sums, then their total
@@ -294,6 +310,11 @@ impl Format for Q4_1 {
     fn bad_scale(b: &BlockQ4_1) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("m", b.m))
     }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ4_1, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        affine_levels(unpack_levels(&b.qs, None), b.d.to_f32(), b.m.to_f32(), s, sa, ma);
+    }
 }
 
 pub struct Q5_0;
@@ -345,6 +366,12 @@ impl Format for Q5_0 {
 
     fn bad_scale(b: &BlockQ5_0) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ5_0, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        let d = b.d.to_f32();
+        affine_levels(unpack_levels(&b.qs, Some(b.qh)), d, -16.0 * d, s, sa, ma);
     }
 }
 
@@ -399,6 +426,11 @@ impl Format for Q5_1 {
 
     fn bad_scale(b: &BlockQ5_1) -> Option<(&'static str, f32)> {
         check_half("d", b.d).or_else(|| check_half("m", b.m))
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Unsigned);
+    fn levels(b: &BlockQ5_1, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        affine_levels(unpack_levels(&b.qs, Some(b.qh)), b.d.to_f32(), b.m.to_f32(), s, sa, ma);
     }
 }
 
@@ -489,6 +521,13 @@ impl Format for Q8_0 {
 
     fn bad_scale(b: &BlockQ8_0) -> Option<(&'static str, f32)> {
         check_half("d", b.d)
+    }
+
+    const LEVELS: Option<LevelSign> = Some(LevelSign::Signed);
+    fn levels(b: &BlockQ8_0, s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) {
+        s[..QK].copy_from_slice(&b.qs);
+        sa[..2].fill(b.d.to_f32());
+        ma[..2].fill(0.0);
     }
 }
 

@@ -26,23 +26,23 @@ use crate::types::{Type, QK_K};
 
 pub mod block;
 #[rustfmt::skip]
-mod grid_iq1s;
+pub(crate) mod grid_iq1s;
 #[rustfmt::skip]
 mod grid_seeds;
 #[rustfmt::skip]
-mod grids;
-mod iq1;
-mod iq2;
-mod iq3;
-mod iq4;
+pub(crate) mod grids;
+pub(crate) mod iq1;
+pub(crate) mod iq2;
+pub(crate) mod iq3;
+pub(crate) mod iq4;
 mod iq_search;
 mod iq_tables;
-mod k;
-mod k45;
-mod legacy;
+pub(crate) mod k;
+pub(crate) mod k45;
+pub(crate) mod legacy;
 mod plain;
 mod scales;
-mod tq;
+pub(crate) mod tq;
 
 #[cfg(test)]
 mod tests;
@@ -105,6 +105,24 @@ pub(crate) trait Format: 'static {
     /// `ggml_validate_row_data` for one block: the first scale that is not finite, by
     /// field name, with its value.
     fn bad_scale(b: &Self::Block) -> Option<(&'static str, f32)>;
+
+    /// Whether [`Format::levels`] is defined, and the sign of its levels.
+    const LEVELS: Option<LevelSign> = None;
+
+    /// The block as the CPU's quantized GEMM multiplies it: an integer level per element in
+    /// `s`, and per 16 elements an affine map, element `i` = `sa[i / 16] * s[i] + ma[i / 16]`
+    /// (the dequantized value, up to float rounding). `s` holds the block's elements, `sa`
+    /// and `ma` one entry per 16 of them.
+    fn levels(_b: &Self::Block, _s: &mut [i8], _sa: &mut [f32], _ma: &mut [f32]) {}
+}
+
+/// The range of a format's integer levels ([`Format::levels`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LevelSign {
+    /// Every level is in 0..=127.
+    Unsigned,
+    /// Levels are in -127..=127.
+    Signed,
 }
 
 /// Splits a chunk into rows (floats and their blocks) and runs `f` on each.
@@ -139,6 +157,8 @@ trait Kernels: Sync {
     fn dequantize(&self, src: &[u8], dst: &mut [f32]) -> Result<()>;
     fn vec_dot(&self, x: &[u8], y: &[u8]) -> Result<f32>;
     fn validate(&self, data: &[u8]) -> Result<()>;
+    fn levels_sign(&self) -> Option<LevelSign>;
+    fn levels(&self, x: &[u8], s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) -> Result<()>;
 }
 
 struct Kern<F>(PhantomData<fn() -> F>);
@@ -171,6 +191,29 @@ impl<F: Format> Kernels for Kern<F> {
     fn vec_dot(&self, x: &[u8], y: &[u8]) -> Result<f32> {
         let dot_ty = vec_dot_type(F::TYPE);
         Ok(F::vec_dot(as_blocks(F::TYPE, x)?, as_blocks(dot_ty, y)?))
+    }
+    fn levels_sign(&self) -> Option<LevelSign> {
+        F::LEVELS
+    }
+    fn levels(&self, x: &[u8], s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) -> Result<()> {
+        let blocks: &[F::Block] = as_blocks(F::TYPE, x)?;
+        let blck = F::TYPE.blck_size();
+        crate::ensure!(
+            F::LEVELS.is_some() && s.len() == blocks.len() * blck && sa.len() * 16 == s.len() && ma.len() == sa.len(),
+            "levels: {} has no integer levels, or {} blocks do not fill {} levels and {} / {} maps",
+            F::TYPE,
+            blocks.len(),
+            s.len(),
+            sa.len(),
+            ma.len()
+        );
+        let per = blck / 16;
+        for (i, b) in blocks.iter().enumerate() {
+            let (s, sa, ma) =
+                (&mut s[i * blck..(i + 1) * blck], &mut sa[i * per..(i + 1) * per], &mut ma[i * per..(i + 1) * per]);
+            F::levels(b, s, sa, ma);
+        }
+        Ok(())
     }
     fn validate(&self, data: &[u8]) -> Result<()> {
         let blocks: &[F::Block] = as_blocks(F::TYPE, data)?;
@@ -240,6 +283,18 @@ fn whole_blocks(ty: Type, len: usize, what: &str) -> Result<usize> {
         "{what}: {len} elements are not a whole number of {ty} blocks ({blck} elements each)"
     );
     Ok(len / blck * ty.type_size())
+}
+
+/// Whether `ty` has integer levels for the CPU's quantized GEMM ([`Format::levels`]), and
+/// their range.
+pub fn levels_sign(ty: Type) -> Option<LevelSign> {
+    kernels(ty).ok()?.levels_sign()
+}
+
+/// A row of whole `ty` blocks as integer levels `s` (one per element) and affine maps
+/// `sa`, `ma` (one each per 16 elements): element `i` = `sa[i / 16] * s[i] + ma[i / 16]`.
+pub fn row_levels(ty: Type, x: &[u8], s: &mut [i8], sa: &mut [f32], ma: &mut [f32]) -> Result<()> {
+    kernels(ty)?.levels(x, s, sa, ma)
 }
 
 /// ggml's reference row quantizer (`quantize_row_<type>_ref`: deterministic model-file

@@ -8,10 +8,6 @@ use std::arch::x86_64::*;
 use super::{scalar, Bin, Isa, Kernels};
 use crate::types::{bf16_to_f32, f16_to_f32};
 
-pub fn available() -> bool {
-    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
-}
-
 isa_table!(Isa::Avx2, narrow_f16, scalar::narrow_bf16);
 
 /// How one element type becomes 8 f32 lanes.

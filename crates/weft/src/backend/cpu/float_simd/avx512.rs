@@ -6,13 +6,6 @@ use std::arch::x86_64::*;
 
 use super::{scalar, Bin, Isa, Kernels};
 
-pub fn available() -> bool {
-    super::avx2::available()
-        && is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl")
-}
-
 isa_table!(Isa::Avx512, narrow_f16, narrow_bf16);
 
 /// Mask of the first `n` (<= 16) lanes.

@@ -71,37 +71,8 @@ mod tests;
 
 use std::sync::OnceLock;
 
+pub use crate::backend::cpu::isa::Isa;
 use crate::types::Type;
-
-/// An instruction set a [`Kernels`] table is compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isa {
-    Scalar,
-    /// AVX2 + FMA + F16C.
-    Avx2,
-    /// AVX-512 F/BW/VL (plus the AVX2 level).
-    Avx512,
-    Neon,
-}
-
-impl Isa {
-    /// Every ISA this CPU runs, worst first.
-    pub fn available() -> Vec<Isa> {
-        let mut v = vec![Isa::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if avx2::available() {
-                v.push(Isa::Avx2);
-            }
-            if avx512::available() {
-                v.push(Isa::Avx512);
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        v.push(Isa::Neon);
-        v
-    }
-}
 
 /// The float element types of rows these kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +113,8 @@ pub type BinFn = unsafe fn(x: *const f32, y: *const f32, out: *mut f32, n: usize
 /// One ISA's kernels. Every function is `unsafe` only for its raw pointers: each is called
 /// only from a table made for a CPU that has the ISA.
 pub struct Kernels {
+    /// The level the table is compiled for (the tests name tables by it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub isa: Isa,
     pub dot_f32: DotFn,
     pub dot_f16: DotFn,
@@ -168,9 +141,10 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// The table for `isa`, if this CPU runs it.
+    /// The widest table at or below `isa` (AVX-512 with or without VNNI takes the AVX-512
+    /// table, NEON with or without `dotprod` the NEON one), if this CPU runs `isa`.
     pub fn for_isa(isa: Isa) -> Option<&'static Kernels> {
-        if !Isa::available().contains(&isa) {
+        if !isa.available() {
             return None;
         }
         match isa {
@@ -178,9 +152,9 @@ impl Kernels {
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => Some(&avx2::KERNELS),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => Some(&avx512::KERNELS),
+            Isa::Avx512 | Isa::Avx512Vnni => Some(&avx512::KERNELS),
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => Some(&neon::KERNELS),
+            Isa::Neon | Isa::NeonDot => Some(&neon::KERNELS),
             #[allow(unreachable_patterns)]
             _ => None,
         }
@@ -220,20 +194,9 @@ impl Kernels {
     }
 }
 
-/// The best table this CPU runs (chosen once). `WEFT_CPU_ISA=scalar|avx2|avx512|neon`
-/// caps the choice, to measure or debug one ISA; a level the CPU lacks is ignored.
+/// The table of the CPU backend's ISA ([`Isa::best`]: the widest this CPU runs, or the one
+/// `WEFT_CPU_ISA` names), looked up once.
 pub fn kernels() -> &'static Kernels {
-    static BEST: OnceLock<&'static Kernels> = OnceLock::new();
-    BEST.get_or_init(|| {
-        let avail = Isa::available();
-        let wanted = std::env::var("WEFT_CPU_ISA").ok().and_then(|v| match v.to_ascii_lowercase().as_str() {
-            "scalar" => Some(Isa::Scalar),
-            "avx2" => Some(Isa::Avx2),
-            "avx512" => Some(Isa::Avx512),
-            "neon" => Some(Isa::Neon),
-            _ => None,
-        });
-        let isa = wanted.filter(|w| avail.contains(w)).unwrap_or(*avail.last().unwrap_or(&Isa::Scalar));
-        Kernels::for_isa(isa).unwrap_or(&scalar::KERNELS)
-    })
+    static TABLE: OnceLock<&'static Kernels> = OnceLock::new();
+    TABLE.get_or_init(|| Kernels::for_isa(Isa::best()).unwrap_or(&scalar::KERNELS))
 }

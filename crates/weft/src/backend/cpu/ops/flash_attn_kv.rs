@@ -1,11 +1,14 @@
 //! How each K / V element type takes part in FLASH_ATTN_EXT: ggml-cpu's type traits for it
 //! (the query row converted to K's vec_dot type by that type's from_float, K's vec_dot, V's
 //! to_float). f16 and bf16 rows are read in place; quantized rows (llama.cpp's KV cache types:
-//! q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl) go through the quant module, so the query is
-//! quantized to q8_0 / q8_1 and each score is a block dot product, as in ggml.
+//! q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl) use MUL_MAT's vector kernels (`cpu::simd`): the
+//! query is quantized to q8_0 / q8_1 and each score is a block dot product, as in ggml.
+
+use std::sync::OnceLock;
 
 use crate::backend::cpu::float_simd::{kernels, Elem};
-use crate::error::Result;
+use crate::backend::cpu::simd::{self, Isa, RowDot};
+use crate::error::{Error, Result};
 use crate::types::{quant, Type};
 
 /// One K or V type's part in attention. The kernel only calls these; a new type is a new
@@ -56,8 +59,19 @@ macro_rules! quant_kv {
     ($ty:expr) => {
         Some(KvRowOps {
             q_row_size: |n| quant::vec_dot_type($ty).row_size(n),
-            q_from_f32: |x, out| quant::quantize_row_for_dot(quant::vec_dot_type($ty), x, out),
-            dot: |k, q, n| unsafe { quant::vec_dot($ty, n, std::slice::from_raw_parts(k, $ty.row_size(n)), q) },
+            q_from_f32: |x, out| simd::from_float(quant::vec_dot_type($ty), Isa::best(), x, out),
+            dot: |k, q, n| {
+                static DOT: OnceLock<Option<RowDot>> = OnceLock::new();
+                let dot = DOT
+                    .get_or_init(|| RowDot::best($ty))
+                    .ok_or_else(|| Error::unsupported(format!("no dot product for {}", $ty)))?;
+                crate::ensure!(
+                    q.len() == quant::vec_dot_type($ty).row_size(n),
+                    "flashAttnExt: query row of {} bytes for {n} elements",
+                    q.len()
+                );
+                Ok(dot.dot(unsafe { std::slice::from_raw_parts(k, $ty.row_size(n)) }, q))
+            },
             to_f32: |v, out| unsafe {
                 quant::dequantize_row($ty, std::slice::from_raw_parts(v, $ty.row_size(out.len())), out)
             },

@@ -4,8 +4,10 @@
 //! As in ggml, rows are grouped by expert so each expert matrix is read once, and b is first
 //! rounded to the experts' "vec dot" type (f16 for f16 experts, bf16 for bf16, q8_0 / q8_1 /
 //! q8_K for quantized experts); the dot products are MUL_MAT's (`matmul_float`'s SIMD row
-//! dots on the expert rows where they lie, `matmul_quant` for quantized experts). Expert ids
-//! outside 0..n_expert are an error, not a stray read.
+//! dots on the expert rows where they lie, `matmul_quant`'s vector `vec_dot` for quantized
+//! experts, and its quantized GEMM for an expert that `GEMM_MIN_COLS` or more (slot, token)
+//! pairs use: ggml takes one vec_dot per output there). Expert ids outside 0..n_expert are an
+//! error, not a stray read.
 
 use super::matmul::{dot, packed_f32, packed_f32_rows};
 use super::matmul_float::BRows;
@@ -13,9 +15,10 @@ use super::matmul_quant::{self, DotRows};
 use super::{is_float, is_quant_rows, src};
 use crate::backend::cpu::float_simd::{kernels, Elem};
 use crate::backend::cpu::kernel::{Cx, Kernel};
+use crate::backend::cpu::simd::gemm::{PackedB, QuantGemm};
 use crate::backend::cpu::tdata::TData;
 use crate::tensor::Tensor;
-use crate::types::Type;
+use crate::types::{quant, Type};
 use crate::{Error, Result};
 
 pub const KERNEL: Kernel = Kernel { supports, run };
@@ -58,11 +61,16 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let groups = group_by_expert(&ids, n_expert)?;
     let used = groups.iter().enumerate().filter(|(_, g)| !g.is_empty());
     if a.ty.is_quantized() {
-        // b's rows converted once to the experts' vec_dot type; expert rows are dotted as stored.
+        // b's rows converted once to the experts' vec_dot type; expert rows are dotted as
+        // stored, or decoded once by the GEMM for an expert that many tokens use.
         let rows = DotRows::new(a.ty, &b, cx)?;
         for (e, group) in used {
+            if let Some(gemm) = matmul_quant::gemm_for(a.ty, group.len()) {
+                expert_gemm(&gemm, &a, e, &rows, &d, group, b.n(1), cx)?;
+                continue;
+            }
             // SAFETY: row (i0, e) of `as` [k, m, n_expert] exists for i0 < m; b_row < b's rows.
-            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) })?;
+            expert_rows(cx, &d, group, m, b.n(1), |i0, b_row| Ok(unsafe { rows.dot(a.row_ptr(i0, e, 0), b_row) }))?;
         }
     } else if let (Some(elem), true) = (Elem::of(a.ty), a.rows_packed()) {
         // b's rows in the experts' type; expert rows dotted where they lie.
@@ -87,6 +95,39 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One expert's outputs by MUL_MAT's quantized GEMM: the group's b rows (already converted)
+/// packed as the GEMM's columns, in the group's order, each column's outputs stored at its
+/// (slot, token).
+#[allow(clippy::too_many_arguments)]
+fn expert_gemm(
+    gemm: &QuantGemm,
+    a: &TData,
+    e: usize,
+    rows: &DotRows,
+    d: &TData,
+    group: &[(usize, usize)],
+    n_b: usize,
+    cx: &Cx,
+) -> Result<()> {
+    let (k, m) = (a.n(0), a.n(1));
+    let b_row = |c: usize| group[c].1 * n_b + group[c].0 % n_b;
+    let fill = |c: usize, out: &mut [u8]| {
+        out.copy_from_slice(rows.row(b_row(c)));
+        Ok(())
+    };
+    let packed = PackedB::new(quant::vec_dot_type(a.ty), k, group.len(), gemm.nr(), &fill, cx)?;
+    let a_row_size = a.ty.row_size(k);
+    // SAFETY: row (i0, e) of `as` [k, m, n_expert] is a row of packed blocks (supports).
+    let a_row = |i0: usize| unsafe { std::slice::from_raw_parts(a.row_ptr(i0, e, 0), a_row_size) };
+    // SAFETY: dst [m, n_used, n_tokens] is f32 with rows contiguous; each (slot, token)
+    // belongs to one expert and the GEMM hands each output run to one task.
+    let store = |c: usize, i0: usize, v: &[f32]| unsafe {
+        let (slot, token) = group[c];
+        std::ptr::copy_nonoverlapping(v.as_ptr() as *const u8, d.at(i0, slot, token, 0), 4 * v.len())
+    };
+    gemm.run(m, group.len(), k, &a_row, &packed, &store, cx)
 }
 
 /// dst[i0, slot, token] = dot(i0, b row of (slot, token)) for every (slot, token) of one

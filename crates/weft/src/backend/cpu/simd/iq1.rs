@@ -1,0 +1,81 @@
+//! Dot products of the 1-bit I-quants (iq1_s, iq1_m) with a q8_K row, as ggml's AVX2
+//! kernels compute them: grid rows of -1 / 0 / +1 bytes (`maddubs` with the sign trick),
+//! odd scales, and the +-1/8 shift of each group taken as a separate sum (iq1_s: from the
+//! activations' block sums; iq1_m: a +-1 byte vector), added with its own float scale at the
+//! end. Floats in ggml's order (bit-identical).
+
+use super::iq2::q8;
+use super::ops::Simd;
+use crate::types::quant::grid_iq1s::IQ1S_GRID;
+use crate::types::quant::{BlockIq1M, BlockIq1S, BlockQ8K};
+
+/// ggml's IQ1S_DELTA and IQ1M_DELTA.
+const DELTA: f32 = 0.125;
+
+#[inline(always)]
+pub(crate) fn iq1_s<S: Simd>(s: S, x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
+    let mut accum = s.fzero();
+    let mut accum1 = 0f32;
+    for (bx, by) in x.iter().zip(y) {
+        let mut sumi = s.zero();
+        let mut sumi1 = 0i32;
+        for ib in 0..8 {
+            let qs = &bx.qs[4 * ib..4 * ib + 4];
+            let qh = bx.qh[ib].get() as usize;
+            let grid = |k: usize| {
+                let high = if k == 3 { (qh >> 1) & 0x700 } else { (qh << (8 - 3 * k)) & 0x700 };
+                IQ1S_GRID[qs[k] as usize | high]
+            };
+            let q1b = s.set_u64(std::array::from_fn(grid));
+            let dot = s.maddubs_signed(q1b, q8(s, by, ib));
+            let ls = 2 * ((qh >> 12) & 7) as i16 + 1;
+            sumi = s.add_i32(sumi, s.madd_i16(dot, s.splat_i16(ls)));
+            let sign = if qh & 0x8000 != 0 { -1 } else { 1 };
+            sumi1 += (by.bsums[2 * ib].get() as i32 + by.bsums[2 * ib + 1].get() as i32) * sign * ls as i32;
+        }
+        let d = by.d.get() * s.f16(bx.d.bits());
+        accum = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), accum);
+        accum1 += d * sumi1 as f32;
+    }
+    s.hsum(accum) + DELTA * accum1
+}
+
+/// The f16 super-block scale of iq1_m, spread over the top nibbles of its four scale words.
+#[inline(always)]
+fn iq1m_scale(sc: &[u16; 4]) -> u16 {
+    (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)
+}
+
+#[inline(always)]
+pub(crate) fn iq1_m<S: Simd>(s: S, x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mask = s.splat_i16(7);
+    let mone = s.splat_i16(1);
+    let (mut accum1, mut accum2) = (s.fzero(), s.fzero());
+    for (bx, by) in x.iter().zip(y) {
+        let sc: [u16; 4] = std::array::from_fn(|i| u16::from_le_bytes([bx.scales[2 * i], bx.scales[2 * i + 1]]));
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for ib in 0..8 {
+            let qs = &bx.qs[4 * ib..4 * ib + 4];
+            let qh = &bx.qh[2 * ib..2 * ib + 2];
+            // Groups of 8: grid index high bits and shift sign from qh's nibbles.
+            let nib = |k: usize| (qh[k / 2] >> (4 * (k % 2))) as usize;
+            let q1b = s.set_u64(std::array::from_fn(|k| IQ1S_GRID[qs[k] as usize | ((nib(k) << 8) & 0x700)]));
+            let delta = s.set_u64(std::array::from_fn(|k| if nib(k) & 0x08 != 0 { u64::MAX } else { ONES }));
+            let q8b = q8(s, by, ib);
+            let dot = s.maddubs_signed(q1b, q8b);
+            let dot_delta = s.maddubs_signed(delta, q8b);
+            // 3-bit scales: sub-blocks 2 * ib and 2 * ib + 1 (16 elements each).
+            let word = sc[ib / 2] as i16;
+            let shift = 6 * (ib % 2) as u32;
+            let halves = s.splat_i16_halves(word >> shift, word >> (shift + 3));
+            let scale = s.add_i16(s.sll_i16(s.and(halves, mask), 1), mone);
+            sumi1 = s.add_i32(sumi1, s.madd_i16(dot, scale));
+            sumi2 = s.add_i32(sumi2, s.madd_i16(dot_delta, scale));
+        }
+        let d = s.fsplat(by.d.get() * s.f16(iq1m_scale(&sc)));
+        accum1 = s.fmadd(d, s.cvt_i32(sumi1), accum1);
+        accum2 = s.fmadd(d, s.cvt_i32(sumi2), accum2);
+    }
+    s.hsum(accum1) + DELTA * s.hsum(accum2)
+}

@@ -1,0 +1,159 @@
+//! Dot products of the 2-bit I-quants (iq2_xxs, iq2_xs, iq2_s) with a q8_K row, as ggml's
+//! AVX2 kernels compute them: grid rows looked up 8 bytes at a time, their signs applied to
+//! the activations, `maddubs` then `madd` by the odd scale `2 * ls + 1`, one fused
+//! `d * sum + acc` per super-block and `0.125 * hsum` at the end (bit-identical floats).
+
+use super::kquants::SHUF_K4;
+use super::ops::{arr, bytes_of, Simd};
+use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
+use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
+
+/// ggml's `keven_signs_q2xs`: 7 stored sign bits (plus the even-parity eighth) as 8 bytes
+/// of +1 / -1, to multiply activations with `sign_i8`.
+pub(super) static KEVEN_SIGNS: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut i = 0;
+    while i < 128 {
+        let mut e = 0;
+        while e < 8 {
+            let byte: u64 = if (KSIGNS_IQ2XS[i] >> e) & 1 == 1 { 0xff } else { 0x01 };
+            t[i] |= byte << (8 * e);
+            e += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The 32 activation bytes of chunk `c`.
+#[inline(always)]
+pub(super) fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
+    s.load(arr(bytes_of(&y.qs), 32 * c))
+}
+
+/// Four sign rows of [`KEVEN_SIGNS`] from 7-bit fields 0, 7, 14, 21 of `w`.
+#[inline(always)]
+pub(super) fn even_signs<S: Simd>(s: S, w: u32) -> S::V {
+    s.set_u64(std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]))
+}
+
+/// Activations negated where bit i of `bits` is set (byte i), ggml's `(s ^ q8) - s`.
+#[inline(always)]
+pub(super) fn apply_sign_bits<S: Simd>(s: S, q8: S::V, bits: u32) -> S::V {
+    let m = s.bits_to_bytes(bits);
+    s.sub_i8(s.xor(m, q8), m)
+}
+
+/// Per-16 scales `2 * nibble + 1` of 8 scale bytes as i16: low nibbles (first halves of
+/// the 32-element groups) in the low half, high nibbles in the high half, so that
+/// `SHUF_K4[ib32]` spreads group ib32's two scales over its two halves.
+#[inline(always)]
+pub(super) fn odd_scales_16<S: Simd>(s: S, scales: &[u8; 8]) -> S::V {
+    let w = u64::from_le_bytes(*scales);
+    let m4 = 0x0f0f_0f0f_0f0f_0f0f;
+    let (lo, hi) = (w & m4, (w >> 4) & m4);
+    // 2 * n + 1 per byte: no carries, every nibble doubled stays below 0x20.
+    let odd = |v: u64| (v << 1) | 0x0101_0101_0101_0101;
+    s.widen_u8_i16(s.set_u64([odd(lo), odd(hi), 0, 0]))
+}
+
+/// One 32-element group of iq2_xxs: 4 grid indices, the word with 4 sign fields and the
+/// scale in its top nibble, and the activations.
+#[inline(always)]
+fn iq2_xxs_group<S: Simd>(s: S, grid: &[u8], signs: u32, q8: S::V) -> S::V {
+    let q2 = s.set_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
+    let dot = s.maddubs(q2, s.sign_i8(q8, even_signs(s, signs)));
+    let ls = (signs >> 28) as i16;
+    s.madd_i16(dot, s.splat_i16(2 * ls + 1))
+}
+
+/// ggml's block loop of the 2- and 3-bit I-quants against q8_K: block b's eight 32-element
+/// products `sub(b, ib32)` (i32 lanes) summed even ones and odd ones apart, then together
+/// (integers: exact in any order), scaled by `d(b)` into eight f32 lanes by a fused
+/// multiply-add; the lanes' sum at the end.
+#[inline(always)]
+pub(super) fn sum_blocks<S: Simd>(
+    s: S,
+    blocks: usize,
+    d: impl Fn(usize) -> f32,
+    mut sub: impl FnMut(usize, usize) -> S::V,
+) -> f32 {
+    let mut accumf = s.fzero();
+    for b in 0..blocks {
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for ib32 in (0..8).step_by(2) {
+            sumi1 = s.add_i32(sumi1, sub(b, ib32));
+            sumi2 = s.add_i32(sumi2, sub(b, ib32 + 1));
+        }
+        accumf = s.fmadd(s.fsplat(d(b)), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
+    }
+    s.hsum(accumf)
+}
+
+#[inline(always)]
+pub(crate) fn iq2_xxs<S: Simd>(s: S, x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    0.125
+        * sum_blocks(s, x.len().min(y.len()), d, |b, ib32| {
+            // Sub-block pair: 4 grid indices each, then the word of signs and scale.
+            let base = 16 * (ib32 / 2) + 8 * (ib32 % 2);
+            let signs = u32::from_le_bytes(*arr(&x[b].qs, base + 4));
+            iq2_xxs_group(s, &x[b].qs[base..base + 4], signs, q8(s, &y[b], ib32))
+        })
+}
+
+/// iq2_xs and iq2_s: `dot(b, ib32)` (the i16 products of block b's sub-block ib32 with its
+/// activations) weighted by the block's 4-bit odd scales, two per sub-block.
+#[inline(always)]
+fn sum_blocks_scales16<S: Simd>(
+    s: S,
+    blocks: usize,
+    d: impl Fn(usize) -> f32,
+    scales_of: impl Fn(usize) -> [u8; 8],
+    dot: impl Fn(usize, usize) -> S::V,
+) -> f32 {
+    let mut scales = s.zero();
+    0.125
+        * sum_blocks(s, blocks, d, |b, ib32| {
+            if ib32 == 0 {
+                scales = odd_scales_16(s, &scales_of(b));
+            }
+            s.madd_i16(dot(b, ib32), s.shuffle_i8(scales, s.load(&SHUF_K4[ib32])))
+        })
+}
+
+#[inline(always)]
+pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    sum_blocks_scales16(
+        s,
+        x.len().min(y.len()),
+        d,
+        |b| x[b].scales,
+        |b, ib32| {
+            let q: [u16; 4] = std::array::from_fn(|k| x[b].qs[4 * ib32 + k].get());
+            let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
+            let signs = s.set_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
+            s.maddubs(q2, s.sign_i8(q8(s, &y[b], ib32), signs))
+        },
+    )
+}
+
+#[inline(always)]
+pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
+    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
+    sum_blocks_scales16(
+        s,
+        x.len().min(y.len()),
+        d,
+        |b| x[b].scales,
+        |b, ib32| {
+            let bx = &x[b];
+            let qs = &bx.qs[4 * ib32..4 * ib32 + 4];
+            let qh = bx.qh[ib32] as usize;
+            let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
+            let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
+            s.maddubs(q2, apply_sign_bits(s, q8(s, &y[b], ib32), sign_bits))
+        },
+    )
+}

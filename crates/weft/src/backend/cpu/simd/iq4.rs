@@ -1,0 +1,62 @@
+//! Dot products of the non-linear 4-bit formats: iq4_nl (32-element blocks, q8_0
+//! activations) and iq4_xs (super-blocks with 6-bit scales, q8_K), as ggml's AVX2 kernels
+//! compute them: each nibble looks its level up in a 16-entry table (`shuffle_i8`), levels
+//! times activations with the sign trick (bit-identical floats).
+
+use super::iq2::q8;
+use super::ops::{arr, bytes_of, Simd};
+use crate::types::quant::grids::KVALUES_IQ4NL;
+use crate::types::quant::{BlockIq4Nl, BlockIq4Xs, BlockQ8K, BlockQ8_0};
+
+/// iq4_nl: two blocks per step into two accumulators, an odd last block in scalar code
+/// (ggml's loop shape).
+#[inline(always)]
+pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
+    let values = s.load_dup(bytes_of(&KVALUES_IQ4NL));
+    let decode = |b: &BlockIq4Nl| s.shuffle_i8(values, s.nibbles(&b.qs));
+    let (mut acc1, mut acc2) = (s.fzero(), s.fzero());
+    let pairs = x.len() / 2;
+    for i in 0..pairs {
+        let (x0, x1, y0, y1) = (&x[2 * i], &x[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
+        let p1 = s.dot4_signed(decode(x0), s.load(bytes_of(&y0.qs)));
+        let p2 = s.dot4_signed(decode(x1), s.load(bytes_of(&y1.qs)));
+        acc1 = s.fmadd(s.fsplat(s.f16(y0.d.bits()) * s.f16(x0.d.bits())), s.cvt_i32(p1), acc1);
+        acc2 = s.fmadd(s.fsplat(s.f16(y1.d.bits()) * s.f16(x1.d.bits())), s.cvt_i32(p2), acc2);
+    }
+    let mut sumf = s.hsum(s.fadd(acc1, acc2));
+    for (bx, by) in x.iter().zip(y).skip(2 * pairs) {
+        let d = s.f16(by.d.bits()) * s.f16(bx.d.bits());
+        let (mut sumi1, mut sumi2) = (0i32, 0i32);
+        for j in 0..16 {
+            sumi1 += by.qs[j] as i32 * KVALUES_IQ4NL[(bx.qs[j] & 0xf) as usize] as i32;
+            sumi2 += by.qs[j + 16] as i32 * KVALUES_IQ4NL[(bx.qs[j] >> 4) as usize] as i32;
+        }
+        sumf += d * (sumi1 + sumi2) as f32;
+    }
+    sumf
+}
+
+#[inline(always)]
+pub(crate) fn iq4_xs<S: Simd>(s: S, x: &[BlockIq4Xs], y: &[BlockQ8K]) -> f32 {
+    let values = s.load_dup(bytes_of(&KVALUES_IQ4NL));
+    let mut accum = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let mut sh = bx.scales_h.get();
+        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+        for pair in 0..4 {
+            let sl = bx.scales_l[pair];
+            let ls1 = ((sl & 0xf) as i16 | ((sh << 4) & 0x30) as i16) - 32;
+            let ls2 = ((sl >> 4) as i16 | ((sh << 2) & 0x30) as i16) - 32;
+            sh >>= 4;
+            for (g, (ls, sumi)) in [(ls1, &mut sumi1), (ls2, &mut sumi2)].into_iter().enumerate() {
+                let ib = 2 * pair + g;
+                let q4b = s.shuffle_i8(values, s.nibbles(arr(&bx.qs, 16 * ib)));
+                let p16 = s.maddubs_signed(q4b, q8(s, by, ib));
+                *sumi = s.add_i32(s.madd_i16(p16, s.splat_i16(ls)), *sumi);
+            }
+        }
+        let d = s.f16(bx.d.bits()) * by.d.get();
+        accum = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accum);
+    }
+    s.hsum(accum)
+}

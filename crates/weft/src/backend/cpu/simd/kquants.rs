@@ -1,0 +1,280 @@
+//! Dot products of the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) with a q8_K row, in the
+//! shape of ggml's AVX2 kernels: per super-block, levels times activations in 16-bit pairs
+//! (`maddubs`), times the sub-block scales into 8 i32 lanes (`madd`), one fused
+//! `d * sum + acc` per super-block, `hsum` at the end. Integer sums are exact and every
+//! float operation is ggml's, in ggml's order, so results match ggml's x86 build bit for bit.
+
+use super::ops::{arr, bytes_of, Simd};
+use crate::types::quant::{BlockQ2K, BlockQ3K, BlockQ4K, BlockQ5K, BlockQ6K, BlockQ8K};
+
+/// Byte shuffles that spread i16 scale `i` of a half over a whole half (ggml's
+/// `get_scale_shuffle_q3k`): table `k` gives scale 2k in the low half, 2k + 1 in the high.
+pub(super) static SHUF_Q3K: [[u8; 32]; 4] = {
+    let mut t = [[0u8; 32]; 4];
+    let mut k = 0;
+    while k < 4 {
+        let mut b = 0;
+        while b < 32 {
+            let scale = 2 * k + b / 16;
+            t[k][b] = (2 * (scale % 8) + b % 2) as u8;
+            b += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// ggml's `get_scale_shuffle_k4`: table `i` spreads i16 scale `i` over all 16 lanes.
+pub(super) static SHUF_K4: [[u8; 32]; 8] = {
+    let mut t = [[0u8; 32]; 8];
+    let mut i = 0;
+    while i < 8 {
+        let mut b = 0;
+        while b < 32 {
+            t[i][b] = (2 * i + b % 2) as u8;
+            b += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// ggml's `get_scale_shuffle` (in the low half): bytes 0..8 pick byte 2i, bytes 8..16 byte
+/// 2i + 1; widened to i16 this gives scale 2i in the low half, 2i + 1 in the high half.
+pub(super) static SHUF_SCALE: [[u8; 32]; 8] = {
+    let mut t = [[0u8; 32]; 8];
+    let mut i = 0;
+    while i < 8 {
+        let mut b = 0;
+        while b < 32 {
+            t[i][b] = (2 * i + (b % 16) / 8) as u8;
+            b += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The 32 activation bytes of chunk `c` (elements 32c..32c + 32).
+#[inline(always)]
+fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
+    s.load(arr(bytes_of(&y.qs), 32 * c))
+}
+
+#[inline(always)]
+pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
+    let m3 = s.splat_i8(3);
+    let m4 = s.splat_i8(0xf);
+    let mut acc = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = by.d.get() * s.f16(bx.d.bits());
+        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+
+        let mins_and_scales = s.load_dup(&bx.scales);
+        let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
+        let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
+        acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
+
+        let all_scales = s.widen_i8_i16(s.and(mins_and_scales, m4));
+        let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
+        let mut sumi = s.zero();
+        for (j, &scale) in scales.iter().enumerate() {
+            let q2bits = s.load(arr(&bx.qs, 32 * j));
+            let mut p = [s.zero(); 4];
+            for (k, pk) in p.iter_mut().enumerate() {
+                let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
+                let dot = s.maddubs(q2, q8(s, by, 4 * j + k));
+                *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), dot);
+            }
+            sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
+        }
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    }
+    s.hsum(acc)
+}
+
+#[inline(always)]
+pub(crate) fn q3_k<S: Simd>(s: S, x: &[BlockQ3K], y: &[BlockQ8K]) -> f32 {
+    const KMASK1: u32 = 0x0303_0303;
+    const KMASK2: u32 = 0x0f0f_0f0f;
+    let m3 = s.splat_i8(3);
+    let mone = s.splat_i8(1);
+    let mut acc = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = by.d.get() * s.f16(bx.d.bits());
+
+        let aux: [u32; 3] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.scales, 4 * i)));
+        let words = [
+            (aux[0] & KMASK2) | ((aux[2] & KMASK1) << 4),
+            (aux[1] & KMASK2) | (((aux[2] >> 2) & KMASK1) << 4),
+            ((aux[0] >> 4) & KMASK2) | (((aux[2] >> 4) & KMASK1) << 4),
+            ((aux[1] >> 4) & KMASK2) | (((aux[2] >> 6) & KMASK1) << 4),
+        ];
+        let scales128 = s.sub_i8(s.set_u32([words[0], words[1], words[2], words[3], 0, 0, 0, 0]), s.splat_i8(32));
+        let all_scales = s.widen_i8_i16(scales128);
+        let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
+
+        let hbits = s.load(&bx.hmask);
+        let mut sumi = s.zero();
+        for (j, &scale) in scales.iter().enumerate() {
+            let q3bits = s.load(arr(&bx.qs, 32 * j));
+            let mut p = [s.zero(); 4];
+            for (k, pk) in p.iter_mut().enumerate() {
+                let bit = (4 * j + k) as u32;
+                let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), m3);
+                // 4 where the high bit is clear: subtracting it gives the signed level.
+                let q3h = s.sll_i16(s.srl_i16(s.andnot(hbits, s.sll_i16(mone, bit)), bit), 2);
+                let q8k = q8(s, by, 4 * j + k);
+                let p16 = s.sub_i16(s.maddubs(q3l, q8k), s.maddubs(q3h, q8k));
+                *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), p16);
+            }
+            sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
+        }
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    }
+    s.hsum(acc)
+}
+
+/// The 6-bit scales and mins of q4_K / q5_K as ggml's kernels unpack them: four words,
+/// bytes 0..8 the scales, bytes 8..16 the mins.
+#[inline(always)]
+fn k4_scales_mins(scales: &[u8; 12]) -> [u32; 4] {
+    const KMASK1: u32 = 0x3f3f_3f3f;
+    const KMASK2: u32 = 0x0f0f_0f0f;
+    const KMASK3: u32 = 0x0303_0303;
+    let mut u: [u32; 4] = [0; 4];
+    for (i, w) in u.iter_mut().take(3).enumerate() {
+        *w = u32::from_le_bytes(*arr(scales, 4 * i));
+    }
+    u[3] = ((u[2] >> 4) & KMASK2) | (((u[1] >> 6) & KMASK3) << 4);
+    let uaux = u[1] & KMASK1;
+    u[1] = (u[2] & KMASK2) | (((u[0] >> 6) & KMASK3) << 4);
+    u[2] = uaux;
+    u[0] &= KMASK1;
+    u
+}
+
+/// Byte i picks byte i / 2: the 8 mins, each twice.
+static DUP_PAIRS: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = (i % 16 / 2) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `mins[2l] * (bsums[4l] + bsums[4l+1]) + mins[2l+1] * (bsums[4l+2] + bsums[4l+3])` in i32
+/// lanes 0..4: ggml's `_mm_madd_epi16(mins, _mm_hadd_epi16(bsums))` (exact integers).
+#[inline(always)]
+fn k4_min_products<S: Simd>(s: S, words: &[u32; 4], y: &BlockQ8K) -> S::V {
+    let mins = s.set_u32([words[2], words[3], 0, 0, 0, 0, 0, 0]);
+    let pairs = s.widen_u8_i16(s.shuffle_i8(mins, s.load(&DUP_PAIRS)));
+    s.madd_i16_x4(pairs, s.load(bytemuck::cast_ref(&y.bsums)))
+}
+
+#[inline(always)]
+pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
+    let m4 = s.splat_i8(0xf);
+    let mut acc = s.fzero();
+    // Lanes 0..4 only (4..8 stay zero).
+    let mut acc_m = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = by.d.get() * s.f16(bx.d.bits());
+        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+        let words = k4_scales_mins(&bx.scales);
+
+        acc_m = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m);
+        let scales = s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0]));
+        let scales = s.dup_lo(scales);
+
+        let mut sumi = s.zero();
+        for j in 0..4 {
+            let scale_l = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j]));
+            let scale_h = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j + 1]));
+            let q4bits = s.load(arr(&bx.qs, 32 * j));
+            let q4l = s.and(q4bits, m4);
+            let q4h = s.and(s.srl_i16(q4bits, 4), m4);
+            let p16l = s.madd_i16(scale_l, s.maddubs(q4l, q8(s, by, 2 * j)));
+            let p16h = s.madd_i16(scale_h, s.maddubs(q4h, q8(s, by, 2 * j + 1)));
+            sumi = s.add_i32(sumi, s.add_i32(p16l, p16h));
+        }
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    }
+    let m = s.fstore(acc_m);
+    s.hsum(acc) + ((m[0] + m[2]) + (m[1] + m[3]))
+}
+
+#[inline(always)]
+pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
+    let m4 = s.splat_i8(0xf);
+    let mone = s.splat_i8(1);
+    let mut acc = s.fzero();
+    let mut summs = 0f32;
+    for (bx, by) in x.iter().zip(y) {
+        let d = by.d.get() * s.f16(bx.d.bits());
+        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+        let words = k4_scales_mins(&bx.scales);
+
+        summs += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
+        let scales = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
+
+        let hbits = s.load(&bx.qh);
+        let mut hmask = mone;
+        let mut sumi = s.zero();
+        for j in 0..4 {
+            let q5bits = s.load(arr(&bx.qs, 32 * j));
+            let mut level = |bits: S::V, bit: u32| {
+                let high = s.sll_i16(s.srl_i16(s.and(hbits, hmask), bit), 4);
+                hmask = s.sll_i16(hmask, 1);
+                s.add_i8(bits, high)
+            };
+            let q5_0 = level(s.and(q5bits, m4), 2 * j as u32);
+            let q5_1 = level(s.and(s.srl_i16(q5bits, 4), m4), 2 * j as u32 + 1);
+            let scale_0 = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j]));
+            let scale_1 = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j + 1]));
+            let p0 = s.madd_i16(scale_0, s.maddubs(q5_0, q8(s, by, 2 * j)));
+            let p1 = s.madd_i16(scale_1, s.maddubs(q5_1, q8(s, by, 2 * j + 1)));
+            sumi = s.add_i32(sumi, s.add_i32(p0, p1));
+        }
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    }
+    s.hsum(acc) + summs
+}
+
+#[inline(always)]
+pub(crate) fn q6_k<S: Simd>(s: S, x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
+    let m4 = s.splat_i8(0xf);
+    let m2 = s.splat_i8(3);
+    let m32s = s.splat_i8(32);
+    let mut acc = s.fzero();
+    for (bx, by) in x.iter().zip(y) {
+        let d = by.d.get() * s.f16(bx.d.bits());
+        let scales = s.load_dup(bytes_of(&bx.scales));
+        let mut sumi = s.zero();
+        for j in 0..2 {
+            let q4bits1 = s.load(arr(&bx.ql, 64 * j));
+            let q4bits2 = s.load(arr(&bx.ql, 64 * j + 32));
+            let q4bits_h = s.load(arr(&bx.qh, 32 * j));
+            let high = |k: u32| s.sll_i16(s.and(s.srl_i16(q4bits_h, 2 * k), m2), 4);
+            let levels = [
+                s.or(s.and(q4bits1, m4), high(0)),
+                s.or(s.and(q4bits2, m4), high(1)),
+                s.or(s.and(s.srl_i16(q4bits1, 4), m4), high(2)),
+                s.or(s.and(s.srl_i16(q4bits2, 4), m4), high(3)),
+            ];
+            let mut p = [s.zero(); 4];
+            for (k, pk) in p.iter_mut().enumerate() {
+                let q8k = q8(s, by, 4 * j + k);
+                let p16 = s.sub_i16(s.maddubs(levels[k], q8k), s.maddubs(m32s, q8k));
+                let scale = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&SHUF_SCALE[4 * j + k])));
+                *pk = s.madd_i16(scale, p16);
+            }
+            sumi = s.add_i32(sumi, s.add_i32(p[0], p[1]));
+            sumi = s.add_i32(sumi, s.add_i32(p[2], p[3]));
+        }
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    }
+    s.hsum(acc)
+}

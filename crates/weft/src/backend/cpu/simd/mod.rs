@@ -1,0 +1,120 @@
+//! Vector kernels of the quantized types: ggml's `vec_dot` of every quantized type of the
+//! perf list against its activation format, the activation formats' `from_float`, and the
+//! blocked GEMM that MUL_MAT uses for many columns. Each kernel is written once against the
+//! [`ops::Simd`] operations and compiled per ISA (AVX2, AVX-512 with VNNI, NEON with and
+//! without `dotprod`); [`Isa::best`], the CPU backend's one ISA choice, picks it at run time
+//! (AVX-512 without VNNI runs the AVX2 kernels). The scalar forms in `types::quant` stay the
+//! fallback and the tests' oracle (`table.rs` lists both per type).
+
+pub use crate::backend::cpu::isa::Isa;
+use crate::types::quant;
+use crate::types::Type;
+use crate::Result;
+
+pub(crate) mod gemm;
+#[cfg(target_arch = "x86_64")]
+mod gemm_avx512;
+mod gemm_kernel;
+mod iq1;
+mod iq2;
+mod iq3;
+mod iq4;
+mod kquants;
+mod legacy;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+pub(crate) mod ops;
+mod q8;
+mod table;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+/// The dot product of rows of one quantized type with rows of its vec_dot type, on one ISA.
+#[derive(Clone, Copy)]
+pub struct RowDot {
+    ty: Type,
+    scalar: fn(&[u8], &[u8]) -> f32,
+    simd: Option<table::DotFn>,
+}
+
+impl RowDot {
+    /// The kernel of `ty` on `isa`: its vector form where there is one, else its scalar
+    /// form. `None` for types without a dot product (floats, repacked layouts) or an ISA
+    /// this CPU does not run.
+    pub fn new(ty: Type, isa: Isa) -> Option<RowDot> {
+        let entry = table::dot_entry(ty).or_else(|| scalar_only(ty))?;
+        isa.available().then(|| RowDot { ty, scalar: entry.scalar, simd: (entry.simd)(isa) })
+    }
+
+    /// [`RowDot::new`] on [`Isa::best`].
+    pub fn best(ty: Type) -> Option<RowDot> {
+        RowDot::new(ty, Isa::best())
+    }
+
+    pub fn ty(&self) -> Type {
+        self.ty
+    }
+
+    /// Whether a vector kernel (not the scalar form) runs.
+    pub fn is_simd(&self) -> bool {
+        self.simd.is_some()
+    }
+
+    /// `x` (whole blocks of the type) dotted with `y` (as many blocks of its vec_dot type):
+    /// callers size the rows with `Type::row_size`. A length that is not whole blocks panics
+    /// (a caller bug, never data-dependent).
+    #[inline]
+    pub fn dot(&self, x: &[u8], y: &[u8]) -> f32 {
+        match self.simd {
+            // SAFETY: `simd` was picked for an ISA that `new` checked is available.
+            Some(f) => unsafe { f(x, y) },
+            None => (self.scalar)(x, y),
+        }
+    }
+}
+
+/// Types with a scalar dot product only (no vector kernel: not on the perf list).
+fn scalar_only(ty: Type) -> Option<table::DotEntry> {
+    fn none(_: Isa) -> Option<table::DotFn> {
+        None
+    }
+    macro_rules! scalar {
+        ($f:ty) => {
+            Some(table::DotEntry {
+                scalar: |x, y| <$f as quant::Format>::vec_dot(bytemuck::cast_slice(x), bytemuck::cast_slice(y)),
+                simd: none,
+            })
+        };
+    }
+    match ty {
+        Type::Q8_1 => scalar!(quant::legacy::Q8_1),
+        Type::Q8_K => scalar!(quant::k::Q8K),
+        Type::TQ1_0 => scalar!(quant::tq::Tq1_0),
+        Type::TQ2_0 => scalar!(quant::tq::Tq2_0),
+        _ => None,
+    }
+}
+
+/// ggml's `from_float` of an activation format `ty` (q8_0, q8_1, q8_K; any other vec_dot
+/// type goes to `quant::quantize_row_for_dot`) on `isa`, bytes identical to the scalar
+/// form. Lengths are checked as `quant::quantize_row_for_dot` checks them.
+pub fn from_float(ty: Type, isa: Isa, x: &[f32], y: &mut [u8]) -> Result<()> {
+    match table::from_float(ty, isa).filter(|_| isa.available()) {
+        Some(f) => {
+            let blck = ty.blck_size();
+            crate::ensure!(
+                x.len().is_multiple_of(blck) && y.len() == ty.row_size(x.len()),
+                "fromFloat: {} floats do not fill {} bytes of {ty} blocks",
+                x.len(),
+                y.len()
+            );
+            // SAFETY: the ISA is available; lengths are whole blocks and match.
+            unsafe { f(x, y) };
+            Ok(())
+        }
+        None => quant::quantize_row_for_dot(ty, x, y),
+    }
+}

@@ -1,0 +1,154 @@
+//! The per-type table: for each quantized type, its scalar `vec_dot` (the reference in
+//! `types::quant`, the oracle of the tests) beside its vector kernel, compiled once per ISA
+//! behind a `#[target_feature]` entry point; likewise the activation formats' `from_float`.
+
+use super::{iq1, iq2, iq3, iq4, kquants, legacy, q8, Isa};
+use crate::types::quant::{self, Format};
+use crate::types::Type;
+
+/// A dot product of two rows of whole blocks (a's type, its vec_dot type; equal block
+/// counts). Unsafe to call unless the entry's ISA is available.
+pub(crate) type DotFn = unsafe fn(x: &[u8], y: &[u8]) -> f32;
+
+/// A `from_float` into whole blocks of a vec_dot type (`x.len()` = the blocks' elements).
+pub(crate) type FromFloatFn = unsafe fn(x: &[f32], y: &mut [u8]);
+
+/// Declares a module of entry points, one per ISA, each running `$body` with `$s` the
+/// ISA's token and `$x`, `$y` the arguments, and `pick` to choose one by ISA.
+macro_rules! entries {
+    ($name:ident, $sig:ty, |$s:ident, $x:ident, $y:ident| $body:expr, ($($arg:ident: $t:ty),*) -> $ret:ty) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma,f16c")]
+            pub(super) unsafe fn avx2($($arg: $t),*) -> $ret {
+                let $s = crate::backend::cpu::simd::x86::Avx2::new_unchecked();
+                let ($x, $y) = ($($arg),*);
+                $body
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+            pub(super) unsafe fn avx512($($arg: $t),*) -> $ret {
+                let $s = crate::backend::cpu::simd::x86::Avx512::new_unchecked();
+                let ($x, $y) = ($($arg),*);
+                $body
+            }
+
+            #[cfg(target_arch = "aarch64")]
+            #[target_feature(enable = "neon")]
+            pub(super) unsafe fn neon($($arg: $t),*) -> $ret {
+                let $s = crate::backend::cpu::simd::neon::Neon::<false>::new_unchecked();
+                let ($x, $y) = ($($arg),*);
+                $body
+            }
+
+            #[cfg(target_arch = "aarch64")]
+            #[target_feature(enable = "neon,dotprod")]
+            pub(super) unsafe fn neon_dot($($arg: $t),*) -> $ret {
+                let $s = crate::backend::cpu::simd::neon::Neon::<true>::new_unchecked();
+                let ($x, $y) = ($($arg),*);
+                $body
+            }
+
+            pub(super) fn pick(isa: super::Isa) -> Option<$sig> {
+                match isa {
+                    super::Isa::Scalar => None,
+                    #[cfg(target_arch = "x86_64")]
+                    super::Isa::Avx2 | super::Isa::Avx512 => Some(avx2 as $sig),
+                    #[cfg(target_arch = "x86_64")]
+                    super::Isa::Avx512Vnni => Some(avx512 as $sig),
+                    #[cfg(target_arch = "aarch64")]
+                    super::Isa::Neon => Some(neon as $sig),
+                    #[cfg(target_arch = "aarch64")]
+                    super::Isa::NeonDot => Some(neon_dot as $sig),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Scalar forms, by type (the same signature as the vector entries).
+fn scalar_dot<F: Format>(x: &[u8], y: &[u8]) -> f32 {
+    F::vec_dot(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+}
+
+/// One row of the table: a type, its scalar dot product and its vector entries.
+pub(crate) struct DotEntry {
+    pub scalar: fn(&[u8], &[u8]) -> f32,
+    pub simd: fn(Isa) -> Option<DotFn>,
+}
+
+macro_rules! dot_table {
+    ($($ty:ident => $name:ident: $format:ty, $kernel:path;)*) => {
+        $(
+            entries!(
+                $name,
+                DotFn,
+                |s, x, y| $kernel(s, bytemuck::cast_slice(x), bytemuck::cast_slice(y)),
+                (x: &[u8], y: &[u8]) -> f32
+            );
+        )*
+
+        /// The table row of `ty`, or `None` for types without a dot product here.
+        pub(crate) fn dot_entry(ty: Type) -> Option<DotEntry> {
+            match ty {
+                $(Type::$ty => Some(DotEntry { scalar: scalar_dot::<$format>, simd: $name::pick }),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+dot_table! {
+    Q4_0 => q4_0: quant::legacy::Q4_0, legacy::q4_0;
+    Q4_1 => q4_1: quant::legacy::Q4_1, legacy::q4_1;
+    Q5_0 => q5_0: quant::legacy::Q5_0, legacy::q5_0;
+    Q5_1 => q5_1: quant::legacy::Q5_1, legacy::q5_1;
+    Q8_0 => q8_0: quant::legacy::Q8_0, legacy::q8_0;
+    IQ4_NL => iq4_nl: quant::iq4::Iq4Nl, iq4::iq4_nl;
+    Q2_K => q2_k: quant::k::Q2K, kquants::q2_k;
+    Q3_K => q3_k: quant::k::Q3K, kquants::q3_k;
+    Q4_K => q4_k: quant::k45::Q4K, kquants::q4_k;
+    Q5_K => q5_k: quant::k45::Q5K, kquants::q5_k;
+    Q6_K => q6_k: quant::k::Q6K, kquants::q6_k;
+    IQ2_XXS => iq2_xxs: quant::iq2::Iq2Xxs, iq2::iq2_xxs;
+    IQ2_XS => iq2_xs: quant::iq2::Iq2Xs, iq2::iq2_xs;
+    IQ2_S => iq2_s: quant::iq2::Iq2S, iq2::iq2_s;
+    IQ3_XXS => iq3_xxs: quant::iq3::Iq3Xxs, iq3::iq3_xxs;
+    IQ3_S => iq3_s: quant::iq3::Iq3S, iq3::iq3_s;
+    IQ1_S => iq1_s: quant::iq1::Iq1S, iq1::iq1_s;
+    IQ1_M => iq1_m: quant::iq1::Iq1M, iq1::iq1_m;
+    IQ4_XS => iq4_xs: quant::iq4::Iq4Xs, iq4::iq4_xs;
+}
+
+macro_rules! from_float_table {
+    ($($ty:ident => $name:ident: $kernel:path;)*) => {
+        $(
+            entries!(
+                $name,
+                FromFloatFn,
+                |s, x, y| $kernel(s, x, bytemuck::cast_slice_mut(y)),
+                (x: &[f32], y: &mut [u8]) -> ()
+            );
+        )*
+
+        /// The vector `from_float` of an activation format on `isa`.
+        pub(crate) fn from_float(ty: Type, isa: Isa) -> Option<FromFloatFn> {
+            match ty {
+                $(Type::$ty => $name::pick(isa),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+from_float_table! {
+    Q8_0 => from_q8_0: q8::q8_0;
+    Q8_1 => from_q8_1: q8::q8_1;
+    Q8_K => from_q8_k: q8::q8_k;
+}

@@ -1,0 +1,283 @@
+//! [`Simd`] on x86-64: `Avx2` (AVX2 + FMA + F16C) and `Avx512` (the same 256-bit
+//! operations encoded with AVX-512VL/BW, plus VNNI's `vpdpbusd` for the byte dot products).
+//! The GEMM micro-kernels use full 512-bit registers (`gemm_x86.rs`).
+
+use std::arch::x86_64::*;
+
+use super::ops::Simd;
+
+/// AVX2 + FMA + F16C.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+/// AVX2 + FMA + F16C + AVX-512 F/BW/VL + AVX-512 VNNI.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512(());
+
+impl Avx2 {
+    /// # Safety
+    /// The CPU runs `Isa::Avx2`.
+    #[inline(always)]
+    pub(crate) unsafe fn new_unchecked() -> Self {
+        Avx2(())
+    }
+}
+
+impl Avx512 {
+    /// # Safety
+    /// The CPU runs `Isa::Avx512Vnni`.
+    #[inline(always)]
+    pub(crate) unsafe fn new_unchecked() -> Self {
+        Avx512(())
+    }
+}
+
+/// The methods both levels share (everything but `dot4`). Holding the token proves the CPU
+/// has AVX2, FMA and F16C, which is what every `unsafe` block below relies on.
+macro_rules! avx2_ops {
+    () => {
+        type V = __m256i;
+        type F = __m256;
+
+        #[inline(always)]
+        fn load(self, p: &[u8; 32]) -> __m256i {
+            unsafe { _mm256_loadu_si256(p.as_ptr() as *const __m256i) }
+        }
+        #[inline(always)]
+        fn load_dup(self, p: &[u8; 16]) -> __m256i {
+            unsafe { _mm256_broadcastsi128_si256(_mm_loadu_si128(p.as_ptr() as *const __m128i)) }
+        }
+        #[inline(always)]
+        fn nibbles(self, p: &[u8; 16]) -> __m256i {
+            unsafe {
+                let t = _mm_loadu_si128(p.as_ptr() as *const __m128i);
+                let both = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(t), _mm_srli_epi16::<4>(t));
+                _mm256_and_si256(both, _mm256_set1_epi8(0x0f))
+            }
+        }
+        #[inline(always)]
+        fn store(self, v: __m256i, out: &mut [u8; 32]) {
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, v) }
+        }
+        #[inline(always)]
+        fn zero(self) -> __m256i {
+            unsafe { _mm256_setzero_si256() }
+        }
+        #[inline(always)]
+        fn splat_i8(self, x: i8) -> __m256i {
+            unsafe { _mm256_set1_epi8(x) }
+        }
+        #[inline(always)]
+        fn splat_i16(self, x: i16) -> __m256i {
+            unsafe { _mm256_set1_epi16(x) }
+        }
+        #[inline(always)]
+        fn splat_i32(self, x: i32) -> __m256i {
+            unsafe { _mm256_set1_epi32(x) }
+        }
+        #[inline(always)]
+        fn splat_i16_halves(self, lo: i16, hi: i16) -> __m256i {
+            unsafe { _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(_mm_set1_epi16(lo)), _mm_set1_epi16(hi)) }
+        }
+        #[inline(always)]
+        fn set_u64(self, x: [u64; 4]) -> __m256i {
+            unsafe { _mm256_set_epi64x(x[3] as i64, x[2] as i64, x[1] as i64, x[0] as i64) }
+        }
+        #[inline(always)]
+        fn set_u32(self, x: [u32; 8]) -> __m256i {
+            unsafe {
+                _mm256_set_epi32(
+                    x[7] as i32,
+                    x[6] as i32,
+                    x[5] as i32,
+                    x[4] as i32,
+                    x[3] as i32,
+                    x[2] as i32,
+                    x[1] as i32,
+                    x[0] as i32,
+                )
+            }
+        }
+        #[inline(always)]
+        fn and(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_and_si256(a, b) }
+        }
+        #[inline(always)]
+        fn or(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_or_si256(a, b) }
+        }
+        #[inline(always)]
+        fn xor(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_xor_si256(a, b) }
+        }
+        #[inline(always)]
+        fn andnot(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_andnot_si256(a, b) }
+        }
+        #[inline(always)]
+        fn add_i8(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_add_epi8(a, b) }
+        }
+        #[inline(always)]
+        fn sub_i8(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sub_epi8(a, b) }
+        }
+        #[inline(always)]
+        fn add_i16(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_add_epi16(a, b) }
+        }
+        #[inline(always)]
+        fn sub_i16(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sub_epi16(a, b) }
+        }
+        #[inline(always)]
+        fn add_i32(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_add_epi32(a, b) }
+        }
+        #[inline(always)]
+        fn srl_i16(self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_srl_epi16(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn sll_i16(self, a: __m256i, n: u32) -> __m256i {
+            unsafe { _mm256_sll_epi16(a, _mm_cvtsi32_si128(n as i32)) }
+        }
+        #[inline(always)]
+        fn cmpeq_i8(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_cmpeq_epi8(a, b) }
+        }
+        #[inline(always)]
+        fn sign_i8(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sign_epi8(a, b) }
+        }
+        #[inline(always)]
+        fn shuffle_i8(self, table: __m256i, idx: __m256i) -> __m256i {
+            unsafe { _mm256_shuffle_epi8(table, idx) }
+        }
+        #[inline(always)]
+        fn widen_i8_i16(self, v: __m256i) -> __m256i {
+            unsafe { _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v)) }
+        }
+        #[inline(always)]
+        fn widen_u8_i16(self, v: __m256i) -> __m256i {
+            unsafe { _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)) }
+        }
+        #[inline(always)]
+        fn dup_lo(self, v: __m256i) -> __m256i {
+            unsafe { _mm256_permute2x128_si256::<0x00>(v, v) }
+        }
+        #[inline(always)]
+        fn dup_hi(self, v: __m256i) -> __m256i {
+            unsafe { _mm256_permute2x128_si256::<0x11>(v, v) }
+        }
+        #[inline(always)]
+        fn maddubs(self, u: __m256i, s: __m256i) -> __m256i {
+            unsafe { _mm256_maddubs_epi16(u, s) }
+        }
+        #[inline(always)]
+        fn madd_i16(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_madd_epi16(a, b) }
+        }
+        #[inline(always)]
+        fn madd_i16_x4(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe {
+                let m = _mm256_madd_epi16(a, b);
+                _mm256_zextsi128_si256(_mm_hadd_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m)))
+            }
+        }
+        #[inline(always)]
+        fn fzero(self) -> __m256 {
+            unsafe { _mm256_setzero_ps() }
+        }
+        #[inline(always)]
+        fn fsplat(self, x: f32) -> __m256 {
+            unsafe { _mm256_set1_ps(x) }
+        }
+        #[inline(always)]
+        fn cvt_i32(self, v: __m256i) -> __m256 {
+            unsafe { _mm256_cvtepi32_ps(v) }
+        }
+        #[inline(always)]
+        fn fmadd(self, a: __m256, b: __m256, c: __m256) -> __m256 {
+            unsafe { _mm256_fmadd_ps(a, b, c) }
+        }
+        #[inline(always)]
+        fn fadd(self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_add_ps(a, b) }
+        }
+        #[inline(always)]
+        fn fstore(self, v: __m256) -> [f32; 8] {
+            let mut out = [0f32; 8];
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), v) };
+            out
+        }
+        #[inline(always)]
+        fn fload(self, p: &[f32; 8]) -> __m256 {
+            unsafe { _mm256_loadu_ps(p.as_ptr()) }
+        }
+        #[inline(always)]
+        fn fload_bytes(self, p: &[u8; 32]) -> __m256 {
+            unsafe { _mm256_loadu_ps(p.as_ptr() as *const f32) }
+        }
+        #[inline(always)]
+        fn fmul(self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_mul_ps(a, b) }
+        }
+        #[inline(always)]
+        fn fsub(self, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_sub_ps(a, b) }
+        }
+        #[inline(always)]
+        fn fmax_abs(self, acc: __m256, v: __m256) -> __m256 {
+            unsafe { _mm256_max_ps(acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0), v)) }
+        }
+        #[inline(always)]
+        fn fbits(self, v: __m256) -> __m256i {
+            unsafe { _mm256_castps_si256(v) }
+        }
+        #[inline(always)]
+        fn round_i32(self, v: __m256) -> __m256i {
+            unsafe { _mm256_cvtps_epi32(v) }
+        }
+        #[inline(always)]
+        fn pack_i8(self, v: [__m256i; 4]) -> __m256i {
+            unsafe {
+                let ab = _mm256_packs_epi32(v[0], v[1]);
+                let cd = _mm256_packs_epi32(v[2], v[3]);
+                let bytes = _mm256_packs_epi16(ab, cd);
+                _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            }
+        }
+        #[inline(always)]
+        fn hsum_i32(self, v: __m256i) -> i32 {
+            unsafe {
+                let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+                let s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+                _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s)))
+            }
+        }
+    };
+}
+
+impl Simd for Avx2 {
+    avx2_ops!();
+
+    #[inline(always)]
+    fn dot4(self, u: __m256i, s: __m256i) -> __m256i {
+        unsafe { _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)) }
+    }
+}
+
+impl Simd for Avx512 {
+    avx2_ops!();
+
+    #[inline(always)]
+    fn dot4(self, u: __m256i, s: __m256i) -> __m256i {
+        // SAFETY: the token proves AVX-512 VL and VNNI.
+        unsafe { _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s) }
+    }
+    #[inline(always)]
+    fn dot4_acc(self, acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+        unsafe { _mm256_dpbusd_epi32(acc, u, s) }
+    }
+}

@@ -93,12 +93,24 @@ pub fn string(what: &str, v: &Unknown) -> Result<String> {
     }
 }
 
+/// Whether a JS value is undefined or null: an optional argument or option left out.
+pub fn is_nullish(v: &Unknown) -> Result<bool> {
+    Ok(matches!(v.get_type().js()?, ValueType::Undefined | ValueType::Null))
+}
+
+/// An optional argument as given: None when absent, undefined or null.
+pub fn present(v: Option<Unknown>) -> Result<Option<Unknown>> {
+    match v {
+        Some(v) if !is_nullish(&v)? => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
 /// An optional number argument of an async method, which converts its own arguments so
 /// that a wrong one rejects its Promise (undefined or null: None). `int`/`uint` check it.
 pub fn opt_number(what: &str, v: Option<Unknown>) -> Result<Option<f64>> {
-    let Some(v) = v else { return Ok(None) };
+    let Some(v) = present(v)? else { return Ok(None) };
     match v.get_type().js()? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
         // SAFETY: checked to be a number
         ValueType::Number => Ok(Some(unsafe { v.cast::<f64>() }.js()?)),
         other => Err(invalid(format!("{what} must be a number, got {}", kind(other)))),

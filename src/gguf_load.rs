@@ -9,6 +9,7 @@ use napi::bindgen_prelude::{AsyncTask, JsObjectValue, Object, Unknown};
 use napi::{Env, ValueType};
 use weft::gguf::{load_weights, GgufFile, LoadOptions, LoadedWeights};
 
+use crate::args::{boolean, present};
 use crate::backend::{Backend, BackendBuffer};
 use crate::context::Context;
 use crate::error::{invalid, IntoJs, Result};
@@ -86,24 +87,15 @@ impl Job for LoadJob {
     }
 }
 
-fn is_nullish(v: &Unknown) -> Result<bool> {
-    Ok(matches!(v.get_type().js()?, ValueType::Undefined | ValueType::Null))
-}
-
 /// An optional boolean field of the options object.
 fn flag(options: &Object, name: &str) -> Result<Option<bool>> {
     let v: Unknown = options.get_named_property(name).js()?;
-    match v.get_type().js()? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        // SAFETY: the type was just checked.
-        ValueType::Boolean => Ok(Some(unsafe { v.cast::<bool>() }.js()?)),
-        _ => Err(invalid(format!("loadWeights: options.{name} must be a boolean"))),
-    }
+    present(Some(v))?.map(|v| boolean(&format!("loadWeights: options.{name}"), &v)).transpose()
 }
 
 fn load_options(options: Option<Unknown>) -> Result<LoadOptions> {
     let defaults = LoadOptions::default();
-    let Some(options) = options.filter(|o| !is_nullish(o).unwrap_or(true)) else { return Ok(defaults) };
+    let Some(options) = present(options)? else { return Ok(defaults) };
     if options.get_type().js()? != ValueType::Object {
         return Err(invalid("loadWeights: options must be an object ({ mmap?, prefetch? })"));
     }
@@ -116,7 +108,7 @@ fn load_options(options: Option<Unknown>) -> Result<LoadOptions> {
 }
 
 fn progress(on_progress: Option<Unknown>) -> Result<Option<ProgressFn>> {
-    let Some(f) = on_progress.filter(|f| !is_nullish(f).unwrap_or(true)) else { return Ok(None) };
+    let Some(f) = present(on_progress)? else { return Ok(None) };
     if f.get_type().js()? != ValueType::Function {
         return Err(invalid("loadWeights: onProgress must be a function (done, total) => void"));
     }

@@ -104,7 +104,7 @@ pub fn error_value(env: &Env, code: &str, message: &str) -> napi::Error {
 
 /// Run engine work, turning a panic (a bug) into a WEFT_INTERNAL error instead of
 /// aborting Node.
-pub(crate) fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
+fn catch<T>(what: &str, f: impl FnOnce() -> weft::Result<T>) -> weft::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => Err(weft::Error::internal(format!("{}{what}: {}", napi::INTERNAL_PREFIX, panic_message(&p)))),

@@ -11,6 +11,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, 
 use napi::{Env, JsValue, Status, ValueType};
 use weft::backend::ComputeObserver;
 
+use crate::args::{is_nullish, present};
 use crate::error::{invalid, IntoJs, Result};
 use crate::task::error_value;
 
@@ -93,10 +94,6 @@ pub struct ComputeWatch {
     listener: Mutex<Option<Listener>>,
 }
 
-fn is_nullish(v: &Unknown) -> Result<bool> {
-    Ok(matches!(v.get_type().js()?, ValueType::Undefined | ValueType::Null))
-}
-
 impl ComputeWatch {
     /// Read `options` ({ signal?, onProgress? }, or undefined) and start watching.
     pub fn new(env: &Env, options: Option<Unknown>) -> Result<ComputeWatch> {
@@ -106,10 +103,7 @@ impl ComputeWatch {
             thrown: Arc::new(Mutex::new(None)),
             listener: Mutex::new(None),
         };
-        let Some(options) = options else { return Ok(watch) };
-        if is_nullish(&options)? {
-            return Ok(watch);
-        }
+        let Some(options) = present(options)? else { return Ok(watch) };
         if options.get_type().js()? != ValueType::Object {
             return Err(invalid("compute: options must be an object ({ signal?, onProgress? })"));
         }

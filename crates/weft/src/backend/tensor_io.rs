@@ -316,11 +316,8 @@ pub fn tensor_to_i64(what: &str, t: &Tensor, allowed: &[Type]) -> Result<Vec<i64
                 [x] => *x as i8 as i64,
                 [x, y] => i16::from_le_bytes([*x, *y]) as i64,
                 [x, y, z, w] => i32::from_le_bytes([*x, *y, *z, *w]) as i64,
-                _ => {
-                    let mut w = [0u8; 8];
-                    w.copy_from_slice(&b[..8]);
-                    i64::from_le_bytes(w)
-                }
+                // `allowed` holds integer types only: the rest are 8-byte chunks.
+                _ => b.try_into().map_or(0, i64::from_le_bytes),
             };
         }
         Ok(())

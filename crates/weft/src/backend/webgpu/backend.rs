@@ -42,7 +42,7 @@ impl WebGpuBackend {
             if node.is_empty() || node.op().kind().is_view() || node.op().kind() == OpKind::None {
                 continue;
             }
-            if !dispatch::supports(node) {
+            if !dispatch::supports(node, ctx) {
                 return Err(unsupported(&ctx.name, node));
             }
             plan.extend(dispatch::plan(node, ctx)?.map(|d| (i, d)));

@@ -108,7 +108,7 @@ impl Device for WebGpuDevice {
         self.buft.clone()
     }
     fn supports_op(&self, op: &Tensor) -> bool {
-        dispatch::supports(op)
+        dispatch::supports(op, &self.ctx)
     }
     /// ggml-vulkan's rule: host weights are worth copying over for a batch of 32 or more.
     fn offload_op(&self, op: &Tensor) -> bool {

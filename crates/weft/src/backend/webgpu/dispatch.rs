@@ -3,10 +3,10 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
-use crate::op::Op;
+use crate::op::{Op, OpKind};
 use crate::tensor::Tensor;
 use crate::Result;
 
@@ -86,8 +86,16 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
 /// View ops and leaves compute nothing.
 const NOOP: Kernel = Kernel { supports: |_| true, plan: |_, _| Ok(None) };
 
-pub fn supports(node: &Tensor) -> bool {
-    kernel_for(&node.op()).is_some_and(|k| (k.supports)(node))
+/// Whether this device computes `node`: a kernel takes its types and layout, and every
+/// tensor it binds fits one storage binding of the device (no kernel splits bindings yet,
+/// so a bigger tensor is refused here rather than failing wgpu's validation).
+pub fn supports(node: &Tensor, ctx: &GpuContext) -> bool {
+    let Some(k) = kernel_for(&node.op()) else { return false };
+    if !(k.supports)(node) {
+        return false;
+    }
+    let computes = !(node.op().kind().is_view() || node.op().kind() == OpKind::None);
+    !computes || (std::iter::once(node).chain(node.srcs().iter().flatten()).all(|t| fits_binding(ctx, t)))
 }
 
 /// The dispatch computing `node`, None for nodes that compute nothing. Callers check

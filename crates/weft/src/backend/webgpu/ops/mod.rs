@@ -74,6 +74,14 @@ pub fn is_f32(t: Option<&Tensor>) -> bool {
     t.is_some_and(|t| t.ty() == Type::F32 && indexable(t))
 }
 
+/// Whether `t`'s bytes, bound from its offset aligned down to the storage alignment, fit
+/// one storage binding of the device (128 MiB on lavapipe). Unallocated tensors are
+/// judged by their size alone (the slack is at most one alignment unit).
+pub fn fits_binding(ctx: &GpuContext, t: &Tensor) -> bool {
+    let align = ctx.limits.min_storage_buffer_offset_alignment.max(4) as u64;
+    (t.nbytes() as u64).saturating_add(align) <= ctx.limits.max_storage_buffer_binding_size
+}
+
 /// Source `i` of a node; constructors guarantee it, a missing one is still an Error.
 pub fn src(node: &Tensor, i: usize) -> Result<&Tensor> {
     node.src(i).ok_or_else(|| Error::invalid(format!("{} node '{}' has no src[{i}]", node.op().name(), node.label())))

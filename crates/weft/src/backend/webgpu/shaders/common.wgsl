@@ -57,3 +57,51 @@ fn half_to_f32(word: u32, i: u32) -> f32 {
     }
     return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
 }
+
+// f32 -> f16 bits (in the low 16 bits), rounded to nearest even like ggml's
+// GGML_FP32_TO_FP16 (F16C): overflow gives infinity, NaN stays NaN, subnormals are exact.
+fn f32_to_half(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    let sign = (b >> 16u) & 0x8000u;
+    let e = i32((b >> 23u) & 0xffu);
+    let m = b & 0x7fffffu;
+    if (e == 255) {
+        return sign | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u);
+    }
+    // The exponent rebiased for f16 (bias 15 instead of 127).
+    let he = e - 112;
+    if (he >= 31) {
+        return sign | 0x7c00u;
+    }
+    if (he <= 0) {
+        // Subnormal (or zero) in f16: the 24-bit significand shifted right, rounded.
+        if (he < -10) {
+            return sign;
+        }
+        let full = m | 0x800000u;
+        let shift = u32(14 - he);
+        let r = full >> shift;
+        let rem = full & ((1u << shift) - 1u);
+        let half = 1u << (shift - 1u);
+        return sign | (r + select(0u, 1u, rem > half || (rem == half && (r & 1u) == 1u)));
+    }
+    let r = (u32(he) << 10u) | (m >> 13u);
+    let rem = m & 0x1fffu;
+    // A carry out of the mantissa moves into the exponent, up to infinity: still right.
+    return sign | (r + select(0u, 1u, rem > 0x1000u || (rem == 0x1000u && (r & 1u) == 1u)));
+}
+
+// bf16 tensors are bound as array<u32> like f16 ones: element i is the upper half of an f32.
+fn bf16_to_f32(word: u32, i: u32) -> f32 {
+    return bitcast<f32>(((word >> (16u * (i % 2u))) & 0xffffu) << 16u);
+}
+
+// f32 -> bf16 bits (low 16 bits) as ggml's GGML_FP32_TO_BF16: round to nearest even, NaN
+// made quiet.
+fn f32_to_bf16(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+        return ((b >> 16u) | 64u) & 0xffffu;
+    }
+    return ((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u) & 0xffffu;
+}

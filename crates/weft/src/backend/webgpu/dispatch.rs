@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, cpy, fits_binding, get_rows, matmul, norm, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -19,11 +19,11 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::RmsNorm { .. } => Some(norm::KERNEL),
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::Dup | Op::Cpy | Op::Cont => Some(cpy::KERNEL),
+        Op::GetRows => Some(get_rows::KERNEL),
+        Op::GetRowsBack => Some(get_rows::BACK),
 
-        Op::Dup
-        | Op::Cpy
-        | Op::Cont
-        | Op::Sqr
+        Op::Sqr
         | Op::Sqrt
         | Op::Log
         | Op::Sin
@@ -35,7 +35,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::SumRows
         | Op::Mean
         | Op::Norm { .. }
-        | Op::GetRows
         | Op::Add1
         | Op::Acc { .. }
         | Op::Argmax
@@ -49,7 +48,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::MulMatId
         | Op::OutProd
         | Op::Set { .. }
-        | Op::GetRowsBack
         | Op::Diag
         | Op::DiagMaskInf { .. }
         | Op::DiagMaskZero { .. }
@@ -110,5 +108,14 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        get_rows::variants(),
+        cpy::variants(),
+    ]
+    .concat()
 }

@@ -7,6 +7,8 @@
 //! (ggml-webgpu does the same), so views at any element offset work.
 
 pub mod binary;
+pub mod cpy;
+pub mod get_rows;
 pub mod matmul;
 pub mod norm;
 pub mod quant;

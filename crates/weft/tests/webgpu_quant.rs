@@ -132,7 +132,13 @@ fn get_rows_matches_cpu_for_every_type() {
         for &ty in TYPES {
             let blck = ty.blck_size() as i64;
             // Rows of three blocks (two super-blocks), or an odd length for plain types.
-            let ne0s: &[i64] = if blck == 1 { &[12, 7, 1] } else if blck == 32 { &[96] } else { &[512] };
+            let ne0s: &[i64] = if blck == 1 {
+                &[12, 7, 1]
+            } else if blck == 32 {
+                &[96]
+            } else {
+                &[512]
+            };
             for &ne0 in ne0s {
                 let (nrows, ne2) = (9i64, 2i64);
                 // The rows live in a view one block into a bigger tensor: quantized rows
@@ -142,9 +148,8 @@ fn get_rows_matches_cpu_for_every_type() {
                     let base_len = ne0 * nrows * ne2 + blck;
                     let base = ctx.new_tensor_1d(ty, base_len).expect("base");
                     let row = ty.row_size(ne0 as usize);
-                    let a = ctx
-                        .view_3d(&base, ne0, nrows, ne2, row, row * nrows as usize, ty.type_size())
-                        .expect("view");
+                    let a =
+                        ctx.view_3d(&base, ne0, nrows, ne2, row, row * nrows as usize, ty.type_size()).expect("view");
                     let idx = ctx.new_tensor_2d(Type::I32, 5, ne2).expect("idx");
                     let out = ctx.get_rows(&a, &idx).expect("get_rows");
                     let mut vals = rand_vec(base_len as usize, 7 + ne0 as u64);

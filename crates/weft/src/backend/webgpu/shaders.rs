@@ -20,7 +20,21 @@ macro_rules! shaders {
     };
 }
 
-shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "dequant", "iq_tables", "get_rows", "get_rows_back", "cpy", "quantize"];
+shaders![
+    "common",
+    "reduce",
+    "binary",
+    "unary",
+    "rms_norm",
+    "soft_max",
+    "mul_mat",
+    "dequant",
+    "iq_tables",
+    "get_rows",
+    "get_rows_back",
+    "cpy",
+    "quantize"
+];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

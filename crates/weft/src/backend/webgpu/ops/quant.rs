@@ -162,7 +162,8 @@ mod tests {
     fn iq_tables_match_the_engine() {
         let want = iq_tables_wgsl();
         if std::env::var_os("WEFT_WRITE_IQ_TABLES").is_some() {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/backend/webgpu/shaders/iq_tables.wgsl");
+            let path =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/backend/webgpu/shaders/iq_tables.wgsl");
             std::fs::write(&path, &want).expect("write iq_tables.wgsl");
         }
         let got = shader("iq_tables").expect("iq_tables is listed").source;

@@ -27,7 +27,12 @@ pub(crate) fn micro<S: Simd, const MR: usize, const NR: usize, const MODE: u8>(
     for g in 0..groups {
         for (r, fr) in f.iter_mut().enumerate() {
             let ar = &a[(g * MR + r) * A_REC..(g * MR + r + 1) * A_REC];
-            let av: [S::V; 8] = std::array::from_fn(|k| s.load(bytes32(ar, 32 * k)));
+            // A loop, not `array::from_fn`: a closure would not inherit the entry point's
+            // target features, and its intrinsics would be called out of line.
+            let mut av = [s.zero(); 8];
+            for (k, v) in av.iter_mut().enumerate() {
+                *v = s.load(bytes32(ar, 32 * k));
+            }
             let sa = [s.fload_bytes(bytes32(ar, 256)), s.fload_bytes(bytes32(ar, 288))];
             let ca = [s.fload_bytes(bytes32(ar, 320)), s.fload_bytes(bytes32(ar, 352))];
             for (c, frc) in fr.iter_mut().enumerate() {

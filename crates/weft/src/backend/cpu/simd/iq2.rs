@@ -60,100 +60,86 @@ pub(super) fn odd_scales_16<S: Simd>(s: S, scales: &[u8; 8]) -> S::V {
 /// One 32-element group of iq2_xxs: 4 grid indices, the word with 4 sign fields and the
 /// scale in its top nibble, and the activations.
 #[inline(always)]
-fn iq2_xxs_group<S: Simd>(s: S, grid: &[u8], signs: u32, q8: S::V) -> S::V {
+fn iq2_xxs_group<S: Simd>(s: S, x: &BlockIq2Xxs, y: &BlockQ8K, ib32: usize) -> S::V {
+    // Sub-block pair: 4 grid indices each, then the word of signs and scale.
+    let base = 16 * (ib32 / 2) + 8 * (ib32 % 2);
+    let grid = &x.qs[base..base + 4];
+    let signs = u32::from_le_bytes(*arr(&x.qs, base + 4));
     let q2 = s.set_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
-    let dot = s.maddubs(q2, s.sign_i8(q8, even_signs(s, signs)));
+    let dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), even_signs(s, signs)));
     let ls = (signs >> 28) as i16;
     s.madd_i16(dot, s.splat_i16(2 * ls + 1))
 }
 
 /// ggml's block loop of the 2- and 3-bit I-quants against q8_K: block b's eight 32-element
-/// products `sub(b, ib32)` (i32 lanes) summed even ones and odd ones apart, then together
-/// (integers: exact in any order), scaled by `d(b)` into eight f32 lanes by a fused
-/// multiply-add; the lanes' sum at the end.
-#[inline(always)]
-pub(super) fn sum_blocks<S: Simd>(
-    s: S,
-    blocks: usize,
-    d: impl Fn(usize) -> f32,
-    mut sub: impl FnMut(usize, usize) -> S::V,
-) -> f32 {
-    let mut accumf = s.fzero();
-    for b in 0..blocks {
-        let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
-        for ib32 in (0..8).step_by(2) {
-            sumi1 = s.add_i32(sumi1, sub(b, ib32));
-            sumi2 = s.add_i32(sumi2, sub(b, ib32 + 1));
+/// products `$sub` (i32 lanes, `$ib32` the sub-block) summed even ones and odd ones apart,
+/// then together (integers: exact in any order), scaled by the block's d (its f16 `d` times
+/// the activations' `d`) into eight f32 lanes by a fused multiply-add; the lanes' sum at the end.
+///
+/// A macro, not a function taking closures: a closure is compiled as a function of its own
+/// without the entry point's `#[target_feature]`s, so the intrinsics in it were called out
+/// of line (each vector through memory), which made these kernels about ten times slower.
+/// `$pre` runs once per block before its sub-blocks.
+macro_rules! sum_blocks {
+    ($s:expr, $x:expr, $y:expr, |$bx:ident, $by:ident| $pre:stmt; |$ib32:ident| $sub:expr) => {{
+        let s = $s;
+        let mut accumf = s.fzero();
+        for ($bx, $by) in $x.iter().zip($y) {
+            $pre
+            let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
+            for pair in 0..4 {
+                let $ib32 = 2 * pair;
+                sumi1 = s.add_i32(sumi1, $sub);
+                let $ib32 = 2 * pair + 1;
+                sumi2 = s.add_i32(sumi2, $sub);
+            }
+            let d = s.f16($bx.d.bits()) * $by.d.get();
+            accumf = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
         }
-        accumf = s.fmadd(s.fsplat(d(b)), s.cvt_i32(s.add_i32(sumi1, sumi2)), accumf);
-    }
-    s.hsum(accumf)
+        s.hsum(accumf)
+    }};
 }
+pub(super) use sum_blocks;
 
 #[inline(always)]
 pub(crate) fn iq2_xxs<S: Simd>(s: S, x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
-    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
-    0.125
-        * sum_blocks(s, x.len().min(y.len()), d, |b, ib32| {
-            // Sub-block pair: 4 grid indices each, then the word of signs and scale.
-            let base = 16 * (ib32 / 2) + 8 * (ib32 % 2);
-            let signs = u32::from_le_bytes(*arr(&x[b].qs, base + 4));
-            iq2_xxs_group(s, &x[b].qs[base..base + 4], signs, q8(s, &y[b], ib32))
-        })
+    0.125 * sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq2_xxs_group(s, bx, by, ib32))
 }
 
-/// iq2_xs and iq2_s: `dot(b, ib32)` (the i16 products of block b's sub-block ib32 with its
-/// activations) weighted by the block's 4-bit odd scales, two per sub-block.
+/// Sub-block ib32's weighting by its two odd 4-bit scales (`scales`: `odd_scales_16` of
+/// the block) of `dot`, its i16 products with the activations.
 #[inline(always)]
-fn sum_blocks_scales16<S: Simd>(
-    s: S,
-    blocks: usize,
-    d: impl Fn(usize) -> f32,
-    scales_of: impl Fn(usize) -> [u8; 8],
-    dot: impl Fn(usize, usize) -> S::V,
-) -> f32 {
-    let mut scales = s.zero();
-    0.125
-        * sum_blocks(s, blocks, d, |b, ib32| {
-            if ib32 == 0 {
-                scales = odd_scales_16(s, &scales_of(b));
-            }
-            s.madd_i16(dot(b, ib32), s.shuffle_i8(scales, s.load(&SHUF_K4[ib32])))
-        })
+fn scale16<S: Simd>(s: S, scales: S::V, dot: S::V, ib32: usize) -> S::V {
+    s.madd_i16(dot, s.shuffle_i8(scales, s.load(&SHUF_K4[ib32])))
+}
+
+#[inline(always)]
+fn iq2_xs_dot<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, ib32: usize) -> S::V {
+    let q: [u16; 4] = std::array::from_fn(|k| x.qs[4 * ib32 + k].get());
+    let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
+    let signs = s.set_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
+    s.maddubs(q2, s.sign_i8(q8(s, y, ib32), signs))
 }
 
 #[inline(always)]
 pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
-    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
-    sum_blocks_scales16(
-        s,
-        x.len().min(y.len()),
-        d,
-        |b| x[b].scales,
-        |b, ib32| {
-            let q: [u16; 4] = std::array::from_fn(|k| x[b].qs[4 * ib32 + k].get());
-            let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
-            let signs = s.set_u64(q.map(|v| KEVEN_SIGNS[(v >> 9) as usize]));
-            s.maddubs(q2, s.sign_i8(q8(s, &y[b], ib32), signs))
-        },
-    )
+    0.125
+        * sum_blocks!(s, x, y, |bx, by| let scales = odd_scales_16(s, &bx.scales);
+            |ib32| scale16(s, scales, iq2_xs_dot(s, bx, by, ib32), ib32))
+}
+
+#[inline(always)]
+fn iq2_s_dot<S: Simd>(s: S, x: &BlockIq2S, y: &BlockQ8K, ib32: usize) -> S::V {
+    let qs = &x.qs[4 * ib32..4 * ib32 + 4];
+    let qh = x.qh[ib32] as usize;
+    let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
+    let sign_bits = u32::from_le_bytes(*arr(&x.qs, 32 + 4 * ib32));
+    s.maddubs(q2, apply_sign_bits(s, q8(s, y, ib32), sign_bits))
 }
 
 #[inline(always)]
 pub(crate) fn iq2_s<S: Simd>(s: S, x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
-    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
-    sum_blocks_scales16(
-        s,
-        x.len().min(y.len()),
-        d,
-        |b| x[b].scales,
-        |b, ib32| {
-            let bx = &x[b];
-            let qs = &bx.qs[4 * ib32..4 * ib32 + 4];
-            let qh = bx.qh[ib32] as usize;
-            let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
-            let sign_bits = u32::from_le_bytes(*arr(&bx.qs, 32 + 4 * ib32));
-            s.maddubs(q2, apply_sign_bits(s, q8(s, &y[b], ib32), sign_bits))
-        },
-    )
+    0.125
+        * sum_blocks!(s, x, y, |bx, by| let scales = odd_scales_16(s, &bx.scales);
+            |ib32| scale16(s, scales, iq2_s_dot(s, bx, by, ib32), ib32))
 }

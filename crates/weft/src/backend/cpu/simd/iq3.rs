@@ -8,32 +8,34 @@ use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
 
 #[inline(always)]
+fn iq3_xxs_sub<S: Simd>(s: S, x: &BlockIq3Xxs, y: &BlockQ8K, ib32: usize) -> S::V {
+    let q3 = &x.qs[8 * ib32..8 * ib32 + 8];
+    let q2 = s.set_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]));
+    // Signs and scale of this sub-block: a u32 after the 64 grid indices.
+    let aux = u32::from_le_bytes(*arr(&x.qs, 64 + 4 * ib32));
+    let dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), even_signs(s, aux)));
+    let ls = (aux >> 28) as i16;
+    s.madd_i16(dot, s.splat_i16(2 * ls + 1))
+}
+
+#[inline(always)]
 pub(crate) fn iq3_xxs<S: Simd>(s: S, x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
-    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
-    0.25 * sum_blocks(s, x.len().min(y.len()), d, |b, ib32| {
-        let (bx, by) = (&x[b], &y[b]);
-        let q3 = &bx.qs[8 * ib32..8 * ib32 + 8];
-        let q2 = s.set_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]));
-        // Signs and scale of this sub-block: a u32 after the 64 grid indices.
-        let aux = u32::from_le_bytes(*arr(&bx.qs, 64 + 4 * ib32));
-        let dot = s.maddubs(q2, s.sign_i8(q8(s, by, ib32), even_signs(s, aux)));
-        let ls = (aux >> 28) as i16;
-        s.madd_i16(dot, s.splat_i16(2 * ls + 1))
-    })
+    0.25 * sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_xxs_sub(s, bx, by, ib32))
+}
+
+#[inline(always)]
+fn iq3_s_sub<S: Simd>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: usize) -> S::V {
+    let qs = &x.qs[8 * ib32..8 * ib32 + 8];
+    let qh = x.qh[ib32] as usize;
+    let q2 = s.set_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256)]));
+    let sign_bits = u32::from_le_bytes(*arr(&x.signs, 4 * ib32));
+    let dot = s.maddubs(q2, apply_sign_bits(s, q8(s, y, ib32), sign_bits));
+    let sc = x.scales[ib32 / 2];
+    let ls = if ib32 % 2 == 0 { sc & 0xf } else { sc >> 4 } as i16;
+    s.madd_i16(dot, s.splat_i16(2 * ls + 1))
 }
 
 #[inline(always)]
 pub(crate) fn iq3_s<S: Simd>(s: S, x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
-    let d = |b: usize| s.f16(x[b].d.bits()) * y[b].d.get();
-    sum_blocks(s, x.len().min(y.len()), d, |b, ib32| {
-        let (bx, by) = (&x[b], &y[b]);
-        let qs = &bx.qs[8 * ib32..8 * ib32 + 8];
-        let qh = bx.qh[ib32] as usize;
-        let q2 = s.set_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256)]));
-        let sign_bits = u32::from_le_bytes(*arr(&bx.signs, 4 * ib32));
-        let dot = s.maddubs(q2, apply_sign_bits(s, q8(s, by, ib32), sign_bits));
-        let sc = bx.scales[ib32 / 2];
-        let ls = if ib32 % 2 == 0 { sc & 0xf } else { sc >> 4 } as i16;
-        s.madd_i16(dot, s.splat_i16(2 * ls + 1))
-    })
+    sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_s_sub(s, bx, by, ib32))
 }

@@ -13,13 +13,12 @@ use crate::types::quant::{BlockIq4Nl, BlockIq4Xs, BlockQ8K, BlockQ8_0};
 #[inline(always)]
 pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
     let values = s.load_dup(bytes_of(&KVALUES_IQ4NL));
-    let decode = |b: &BlockIq4Nl| s.shuffle_i8(values, s.nibbles(&b.qs));
     let (mut acc1, mut acc2) = (s.fzero(), s.fzero());
     let pairs = x.len() / 2;
     for i in 0..pairs {
         let (x0, x1, y0, y1) = (&x[2 * i], &x[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
-        let p1 = s.dot4_signed(decode(x0), s.load(bytes_of(&y0.qs)));
-        let p2 = s.dot4_signed(decode(x1), s.load(bytes_of(&y1.qs)));
+        let p1 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x0.qs)), s.load(bytes_of(&y0.qs)));
+        let p2 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x1.qs)), s.load(bytes_of(&y1.qs)));
         acc1 = s.fmadd(s.fsplat(s.f16(y0.d.bits()) * s.f16(x0.d.bits())), s.cvt_i32(p1), acc1);
         acc2 = s.fmadd(s.fsplat(s.f16(y1.d.bits()) * s.f16(x1.d.bits())), s.cvt_i32(p2), acc2);
     }

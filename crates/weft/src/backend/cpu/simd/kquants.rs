@@ -225,13 +225,12 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
         let mut sumi = s.zero();
         for j in 0..4 {
             let q5bits = s.load(arr(&bx.qs, 32 * j));
-            let mut level = |bits: S::V, bit: u32| {
-                let high = s.sll_i16(s.srl_i16(s.and(hbits, hmask), bit), 4);
-                hmask = s.sll_i16(hmask, 1);
-                s.add_i8(bits, high)
-            };
-            let q5_0 = level(s.and(q5bits, m4), 2 * j as u32);
-            let q5_1 = level(s.and(s.srl_i16(q5bits, 4), m4), 2 * j as u32 + 1);
+            let high_0 = s.sll_i16(s.srl_i16(s.and(hbits, hmask), 2 * j as u32), 4);
+            hmask = s.sll_i16(hmask, 1);
+            let high_1 = s.sll_i16(s.srl_i16(s.and(hbits, hmask), 2 * j as u32 + 1), 4);
+            hmask = s.sll_i16(hmask, 1);
+            let q5_0 = s.add_i8(s.and(q5bits, m4), high_0);
+            let q5_1 = s.add_i8(s.and(s.srl_i16(q5bits, 4), m4), high_1);
             let scale_0 = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j]));
             let scale_1 = s.shuffle_i8(scales, s.load(&SHUF_K4[2 * j + 1]));
             let p0 = s.madd_i16(scale_0, s.maddubs(q5_0, q8(s, by, 2 * j)));
@@ -243,10 +242,15 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
     s.hsum(acc) + summs
 }
 
+/// The high two bits of q6_K's levels in quarter `k` of 32 bytes of `qh`, at bits 4 and 5.
+#[inline(always)]
+fn q6_high<S: Simd>(s: S, qh: S::V, k: u32) -> S::V {
+    s.sll_i16(s.and(s.srl_i16(qh, 2 * k), s.splat_i8(3)), 4)
+}
+
 #[inline(always)]
 pub(crate) fn q6_k<S: Simd>(s: S, x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
     let m4 = s.splat_i8(0xf);
-    let m2 = s.splat_i8(3);
     let m32s = s.splat_i8(32);
     let mut acc = s.fzero();
     for (bx, by) in x.iter().zip(y) {
@@ -257,12 +261,11 @@ pub(crate) fn q6_k<S: Simd>(s: S, x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
             let q4bits1 = s.load(arr(&bx.ql, 64 * j));
             let q4bits2 = s.load(arr(&bx.ql, 64 * j + 32));
             let q4bits_h = s.load(arr(&bx.qh, 32 * j));
-            let high = |k: u32| s.sll_i16(s.and(s.srl_i16(q4bits_h, 2 * k), m2), 4);
             let levels = [
-                s.or(s.and(q4bits1, m4), high(0)),
-                s.or(s.and(q4bits2, m4), high(1)),
-                s.or(s.and(s.srl_i16(q4bits1, 4), m4), high(2)),
-                s.or(s.and(s.srl_i16(q4bits2, 4), m4), high(3)),
+                s.or(s.and(q4bits1, m4), q6_high(s, q4bits_h, 0)),
+                s.or(s.and(q4bits2, m4), q6_high(s, q4bits_h, 1)),
+                s.or(s.and(s.srl_i16(q4bits1, 4), m4), q6_high(s, q4bits_h, 2)),
+                s.or(s.and(s.srl_i16(q4bits2, 4), m4), q6_high(s, q4bits_h, 3)),
             ];
             let mut p = [s.zero(); 4];
             for (k, pk) in p.iter_mut().enumerate() {

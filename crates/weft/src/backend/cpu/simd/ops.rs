@@ -7,6 +7,14 @@
 //! is what makes the methods safe to call. Tokens are only made by the per-ISA entry points
 //! (`#[target_feature]` functions reached after run-time detection), and every method is
 //! `#[inline(always)]`, so each kernel compiles into one function of that ISA's instructions.
+//!
+//! Never call these methods inside a closure (`array::from_fn`, `map`, a closure passed to a
+//! helper): a closure is compiled as a function of its own that does not inherit the entry
+//! point's `#[target_feature]`s, so the intrinsics in it are not inlined but called, each
+//! vector passed through memory. That made iq2_xxs, iq2_xs, iq2_s, iq3_xxs and iq3_s about
+//! ten times slower than ggml; `objdump -d` of the addon listing no call to
+//! `core::core_arch::x86::*` is the check. Use loops, `#[inline(always)]` functions or
+//! macros; closures of scalar code (table lookups for `set_u64`) are fine.
 
 /// One ISA's vector operations. `V` holds 32 bytes, read as 32 `i8`/`u8`, 16 `i16` or 8
 /// `i32` lanes depending on the operation; `F` holds 8 `f32`. "Half" means one 128-bit half

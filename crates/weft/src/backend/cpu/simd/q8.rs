@@ -26,18 +26,27 @@ fn finite_absmax<S: Simd>(s: S, v: &[S::F]) -> Option<f32> {
         // x - x is 0 for finite x and NaN otherwise; NaN sticks through the adds.
         inf_nan = s.fadd(inf_nan, s.fsub(vi, vi));
     }
-    (s.hsum(inf_nan) == 0.0).then(|| s.fstore(acc).into_iter().fold(0.0, f32::max))
+    if s.hsum(inf_nan) != 0.0 {
+        return None;
+    }
+    Some(s.fstore(acc).into_iter().fold(0.0, f32::max))
 }
 
 /// One 32-element block the AVX way: levels `round(x * 127 / amax)`; returns d and the sum
 /// of the levels (before saturation), or `None` for a block needing the scalar code.
 #[inline(always)]
 fn q8_block<S: Simd>(s: S, x: &[f32], qs: &mut [i8; 32]) -> Option<(f32, i32)> {
-    let v: [S::F; 4] = std::array::from_fn(|i| s.fload(chunk8(x, i)));
+    let mut v = [s.fzero(); 4];
+    for (i, vi) in v.iter_mut().enumerate() {
+        *vi = s.fload(chunk8(x, i));
+    }
     let amax = finite_absmax(s, &v)?;
     let d = amax / 127.0;
     let id = s.fsplat(if amax != 0.0 { 127.0 / amax } else { 0.0 });
-    let q = v.map(|vi| s.round_i32(s.fmul(vi, id)));
+    let mut q = [s.zero(); 4];
+    for (qi, &vi) in q.iter_mut().zip(&v) {
+        *qi = s.round_i32(s.fmul(vi, id));
+    }
     s.store(s.pack_i8(q), bytemuck::cast_mut(qs));
     let sum = s.hsum_i32(s.add_i32(s.add_i32(q[0], q[1]), s.add_i32(q[2], q[3])));
     Some((d, sum))
@@ -69,7 +78,10 @@ pub(crate) fn q8_1<S: Simd>(s: S, x: &[f32], y: &mut [BlockQ8_1]) {
 #[inline(always)]
 pub(crate) fn q8_k<S: Simd>(s: S, x: &[f32], y: &mut [BlockQ8K]) {
     for (xb, yb) in x.chunks_exact(256).zip(y) {
-        let v: [S::F; 32] = std::array::from_fn(|i| s.fload(chunk8(xb, i)));
+        let mut v = [s.fzero(); 32];
+        for (i, vi) in v.iter_mut().enumerate() {
+            *vi = s.fload(chunk8(xb, i));
+        }
         let Some(amax) = finite_absmax(s, &v) else {
             scalar(Type::Q8_K, xb, yb);
             continue;
@@ -84,10 +96,11 @@ pub(crate) fn q8_k<S: Simd>(s: S, x: &[f32], y: &mut [BlockQ8K]) {
         let (vscale, magic) = (s.fsplat(iscale), s.fsplat(MAGIC));
         let (mant, bias) = (s.splat_i32(0x007f_ffff), s.splat_i32(-0x0040_0000));
         for c in 0..8 {
-            let q: [S::V; 4] = std::array::from_fn(|i| {
+            let mut q = [s.zero(); 4];
+            for (i, qi) in q.iter_mut().enumerate() {
                 let bits = s.fbits(s.fmadd(vscale, v[4 * c + i], magic));
-                s.add_i32(s.and(bits, mant), bias)
-            });
+                *qi = s.add_i32(s.and(bits, mant), bias);
+            }
             let out: &mut [[u8; 32]; 8] = bytemuck::cast_mut(&mut yb.qs);
             s.store(s.pack_i8(q), &mut out[c]);
             for g in 0..2 {

@@ -27,7 +27,7 @@ pub const KERNEL: Kernel = Kernel { supports, plan };
 /// Columns of b up to which the mat-vec kernel is used (ggml-vulkan's mul_mat_vec limit).
 const MATVEC_MAX_N: i64 = 8;
 /// Rows of a per mat-vec workgroup, and its invocations.
-const MATVEC_NR: u32 = 2;
+const MATVEC_NR: u32 = 4;
 const MATVEC_WG: u32 = 64;
 /// The tiled GEMM's output tile (mul_mm.wgsl's BM = BN).
 const TILE: u32 = 64;
@@ -219,14 +219,26 @@ fn arg_bytes(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
     })
 }
 
-/// The shape a node gets: forced by the environment, else mat-vec for small n.
-fn shape_for(node: &Tensor, a_ty: Type, b_ty: Type) -> Shape {
+/// Invocations of one tiled-GEMM workgroup (8 x 8).
+const TILED_WG: u32 = 64;
+
+/// The shape a node gets: forced by the environment, else mat-vec for small n. An adapter
+/// whose workgroups are smaller than the GEMM's (some GL ones) gets the mat-vec kernel,
+/// which takes any n.
+fn shape_for(ctx: &GpuContext, node: &Tensor, a_ty: Type, b_ty: Type) -> Shape {
     let n = node.ne()[1];
-    match forced_shape() {
+    let l = &ctx.limits;
+    let tiled_fits = l.max_compute_invocations_per_workgroup >= TILED_WG && l.max_compute_workgroup_size_x >= TILED_WG;
+    let shape = match forced_shape() {
         Some(Shape::Naive) if a_ty == Type::F32 && b_ty == Type::F32 => Shape::Naive,
         Some(s @ (Shape::MatVec | Shape::Tiled)) => s,
         _ if n <= MATVEC_MAX_N => Shape::MatVec,
         _ => Shape::Tiled,
+    };
+    if shape == Shape::Tiled && !tiled_fits {
+        Shape::MatVec
+    } else {
+        shape
     }
 }
 
@@ -246,7 +258,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let k = na[0] as u32;
     let (m, n) = (nd[0] as u64, nd[1] as u64);
     let batches = (nd[2] * nd[3]) as u64;
-    let shape = shape_for(node, ta.ty(), tb.ty());
+    let shape = shape_for(ctx, node, ta.ty(), tb.ty());
     let b_f16 = tb.ty() == Type::F16;
     let features = Features::of(ctx);
     let (key, groups, blocks) = match shape {
@@ -289,9 +301,9 @@ mod tests {
         let k = key(Shape::Tiled, AType::F16, false, 0, all);
         assert_eq!(k.label(), "mul_mm:main[A_F16,F16,TILE_F16]");
         let k = key(Shape::MatVec, AType::BF16, true, 4, all);
-        assert_eq!(k.label(), "mul_mat_vec:main[A_BF16,B_F16,F16,NC=4,NR=2,SUBGROUP,WG_SIZE=64]");
+        assert_eq!(k.label(), "mul_mat_vec:main[A_BF16,B_F16,F16,NC=4,NR=4,SUBGROUP,WG_SIZE=64]");
         let none = Features { f16: false, subgroup: false };
         let k = key(Shape::MatVec, AType::F16, false, 1, none);
-        assert_eq!(k.label(), "mul_mat_vec:main[A_F16,NC=1,NR=2,WG_SIZE=64]");
+        assert_eq!(k.label(), "mul_mat_vec:main[A_F16,NC=1,NR=4,WG_SIZE=64]");
     }
 }

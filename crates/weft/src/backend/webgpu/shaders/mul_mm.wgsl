@@ -1,9 +1,11 @@
-// MUL_MAT for larger n: the tiled GEMM. Each workgroup of 16 x 16 invocations computes a
+// MUL_MAT for larger n: the tiled GEMM. Each workgroup of 8 x 8 invocations computes a
 // 64 x 64 tile of dst (rows i0 of a, columns i1 of b) of one (i2, i3) batch, stepping
-// through k 16 at a time: every invocation loads one 4-element chunk of a (dequantized
-// once, into workgroup memory) and one of b, then computes its 4 x 4 outputs from vec4
-// reads of the two tiles. With F16 and f16 a, a's tile is kept in f16 (exact: the values
-// are f16 already), halving its workgroup memory; products and sums stay f32.
+// through k 16 at a time: the invocations dequantize a's 64 x 16 slice once into workgroup
+// memory (four vec4 chunks each) and load b's likewise, then each accumulates its 8 x 8
+// block of outputs in registers from vec4 reads of the two tiles (64 multiply-adds per 4
+// tile reads; few barriers per multiply-add, which software rasterizers need). With F16
+// and f16 a, a's tile is kept in f16 (exact: the values are f16 already), halving its
+// workgroup memory; products and sums stay f32.
 #ifdef F16
 enable f16;
 #endif
@@ -25,7 +27,7 @@ alias TileAElem = f32;
 var<workgroup> ta: array<TileA, 256>;
 var<workgroup> tb: array<vec4<f32>, 256>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn main(inv: Invocation) {
     let g = group_index(inv);
     // Uniform per workgroup, so the barriers below stay in uniform control flow.
@@ -42,50 +44,61 @@ fn main(inv: Invocation) {
     let i2 = bt % p.dst.ne.z;
     let i3 = bt / p.dst.ne.z;
 
-    // The loads: tile row (a) / column (b) lr, chunk lc of the 16-wide k step.
-    let lr = lid / 4u;
+    // The loads: chunk lc of the 16-wide k step for tile rows (a) / columns (b)
+    // lr0 + 16 q, q = 0 .. 3.
+    let lr0 = lid / 4u;
     let lc = lid % 4u;
-    let a_i = tm * BM + lr;
-    let b_i = tn * BN + lr;
-    let a_base = a_row(min(a_i, m - 1u), i2, i3);
-    let b_base = b_row(min(b_i, n - 1u), i2, i3);
-    // The computation: rows 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3 of the tile.
-    let tx = lid % 16u;
-    let ty = lid / 16u;
+    var a_base: array<u32, 4>;
+    var b_base: array<u32, 4>;
+    for (var q = 0u; q < 4u; q = q + 1u) {
+        a_base[q] = a_row(min(tm * BM + lr0 + 16u * q, m - 1u), i2, i3);
+        b_base[q] = b_row(min(tn * BN + lr0 + 16u * q, n - 1u), i2, i3);
+    }
+    // The computation: rows 8 ty .. 8 ty + 7, columns 8 tx .. 8 tx + 7 of the tile.
+    let tx = lid % 8u;
+    let ty = lid / 8u;
 
-    var acc: array<vec4<f32>, 4>;
+    // acc[2 i + h][j] = dst[row 8 ty + i][column 8 tx + 4 h + j]
+    var acc: array<vec4<f32>, 16>;
     for (var k0 = 0u; k0 < p.dims.x; k0 = k0 + BK) {
-        var av = vec4<f32>(0.0);
-        if (a_i < m) {
-            av = a_vec4(a_base, k0 / 4u + lc);
-        }
-        var bv = vec4<f32>(0.0);
-        if (b_i < n) {
-            bv = b_vec4(b_base, k0 / 4u + lc);
-        }
-        for (var e = 0u; e < 4u; e = e + 1u) {
-            let at = (4u * lc + e) * (BM / 4u) + lr / 4u;
-            ta[at][lr % 4u] = TileAElem(av[e]);
-            tb[at][lr % 4u] = bv[e];
+        for (var q = 0u; q < 4u; q = q + 1u) {
+            let lr = lr0 + 16u * q;
+            var av = vec4<f32>(0.0);
+            if (tm * BM + lr < m) {
+                av = a_vec4(a_base[q], k0 / 4u + lc);
+            }
+            var bv = vec4<f32>(0.0);
+            if (tn * BN + lr < n) {
+                bv = b_vec4(b_base[q], k0 / 4u + lc);
+            }
+            for (var e = 0u; e < 4u; e = e + 1u) {
+                let at = (4u * lc + e) * (BM / 4u) + lr / 4u;
+                ta[at][lr % 4u] = TileAElem(av[e]);
+                tb[at][lr % 4u] = bv[e];
+            }
         }
         workgroupBarrier();
         for (var kk = 0u; kk < BK; kk = kk + 1u) {
-            let a4 = vec4<f32>(ta[kk * (BM / 4u) + ty]);
-            let b4 = tb[kk * (BN / 4u) + tx];
-            acc[0] = acc[0] + a4.x * b4;
-            acc[1] = acc[1] + a4.y * b4;
-            acc[2] = acc[2] + a4.z * b4;
-            acc[3] = acc[3] + a4.w * b4;
+            let a_lo = vec4<f32>(ta[kk * (BM / 4u) + 2u * ty]);
+            let a_hi = vec4<f32>(ta[kk * (BM / 4u) + 2u * ty + 1u]);
+            let b_lo = tb[kk * (BN / 4u) + 2u * tx];
+            let b_hi = tb[kk * (BN / 4u) + 2u * tx + 1u];
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                acc[2u * i] = acc[2u * i] + a_lo[i] * b_lo;
+                acc[2u * i + 1u] = acc[2u * i + 1u] + a_lo[i] * b_hi;
+                acc[2u * i + 8u] = acc[2u * i + 8u] + a_hi[i] * b_lo;
+                acc[2u * i + 9u] = acc[2u * i + 9u] + a_hi[i] * b_hi;
+            }
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let r = tm * BM + 4u * ty + i;
-        for (var j = 0u; j < 4u; j = j + 1u) {
-            let c = tn * BN + 4u * tx + j;
+    for (var i = 0u; i < 8u; i = i + 1u) {
+        let r = tm * BM + 8u * ty + i;
+        for (var j = 0u; j < 8u; j = j + 1u) {
+            let c = tn * BN + 8u * tx + j;
             if (r < m && c < n) {
-                dst[p.offs.x + r * p.dst.nb.x + c * p.dst.nb.y + i2 * p.dst.nb.z + i3 * p.dst.nb.w] = acc[i][j];
+                dst[p.offs.x + r * p.dst.nb.x + c * p.dst.nb.y + i2 * p.dst.nb.z + i3 * p.dst.nb.w] = acc[2u * i + j / 4u][j % 4u];
             }
         }
     }

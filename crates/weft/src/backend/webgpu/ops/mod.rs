@@ -9,6 +9,7 @@
 pub mod binary;
 pub mod matmul;
 pub mod norm;
+pub mod quant;
 pub mod softmax;
 pub mod unary;
 

@@ -14,11 +14,11 @@
 //! f16 operands through native f16 storage and keeps an f16 a's GEMM tile in f16; SUBGROUP
 //! makes the mat-vec reduction a subgroupAdd. Every variant accumulates in f32.
 
-use super::{arg, grid, grid_for_elements, indexable, src, Arg, Binding, Dispatch, Kernel, Params, WG_ELEMENTWISE};
-use crate::backend::webgpu::buffer::WebGpuBuffer;
+use super::quant::{is_quant_rows, qarg, qt_flag};
+use super::{arg, grid, grid_for_elements, indexable, src, Arg, Dispatch, Kernel, Params, WG_ELEMENTWISE};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
-use crate::tensor::{Tensor, MAX_DIMS};
+use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::{Error, Result};
 
@@ -54,11 +54,6 @@ impl AType {
     }
 }
 
-/// dequant.wgsl's flag for a quantized type (None: no decoder yet).
-fn qt_flag(_ty: Type) -> Option<&'static str> {
-    None
-}
-
 /// The kernel shapes; `Naive` is the replaced one-invocation-per-output f32 kernel.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Shape {
@@ -77,22 +72,12 @@ fn forced_shape() -> Option<Shape> {
     }
 }
 
-/// Rows of a quantized a hold whole blocks, packed; rows, planes and batches at any byte
-/// stride that fits the shader's u32 arithmetic.
-fn quant_rows(t: &Tensor) -> bool {
-    let nb = t.nb();
-    nb[0] == t.ty().type_size()
-        && nb.iter().all(|&s| s <= u32::MAX as usize)
-        && t.nbytes() <= u32::MAX as usize
-        && t.ne()[0] % t.ty().blck_size() as i64 == 0
-}
-
 fn supports(node: &Tensor) -> bool {
     let (Some(a), Some(b)) = (node.src(0), node.src(1)) else {
         return false;
     };
     let a_ok = match AType::of(a.ty()) {
-        Some(AType::Quant(_)) => quant_rows(a),
+        Some(AType::Quant(_)) => is_quant_rows(a),
         Some(_) => indexable(a),
         None => false,
     };
@@ -164,7 +149,7 @@ fn naive_key() -> PipelineKey {
 #[cfg(test)]
 pub fn variants() -> Vec<PipelineKey> {
     let mut types = vec![AType::F32, AType::F16, AType::BF16];
-    types.extend(Type::ALL.iter().filter_map(|&t| qt_flag(t).map(AType::Quant)));
+    types.extend(Type::ALL.iter().filter(|t| t.is_quantized()).filter_map(|&t| qt_flag(t).map(AType::Quant)));
     let mut out = vec![naive_key()];
     for &a in &types {
         for b_f16 in [false, true] {
@@ -182,41 +167,6 @@ pub fn variants() -> Vec<PipelineKey> {
     out.sort_by_key(|k| k.label());
     out.dedup();
     out
-}
-
-/// A quantized tensor bound as bytes: its bytes from the aligned-down offset, with ne and
-/// nb in bytes in the layout and the byte offset inside the binding as `elem_offset`.
-fn arg_bytes(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
-    let s = t.storage().ok_or_else(|| Error::invalid(format!("WebGPU: tensor '{}' is not allocated", t.label())))?;
-    let buf =
-        s.buffer.as_any().downcast_ref::<WebGpuBuffer>().filter(|b| std::ptr::eq(b.ctx(), ctx)).ok_or_else(|| {
-            Error::invalid(format!(
-                "WebGPU: tensor '{}' lives in buffer '{}', not in memory of this device",
-                t.label(),
-                s.buffer.name()
-            ))
-        })?;
-    if crate::backend::Buffer::is_released(buf) {
-        return Err(Error::invalid(format!("WebGPU: tensor '{}' lives in a released (disposed) buffer", t.label())));
-    }
-    let align = ctx.limits.min_storage_buffer_offset_alignment.max(4) as usize;
-    let start = s.offset - s.offset % align;
-    let end = (s.offset + t.nbytes()).next_multiple_of(4).min(buf.padded_size());
-    if !quant_rows(t) || end - start > u32::MAX as usize {
-        return Err(Error::unsupported(format!("WebGPU: tensor '{}' is not addressable in u32 bytes", t.label())));
-    }
-    let (ne, nb) = (t.ne(), t.nb());
-    let mut layout = [0u32; 2 * MAX_DIMS];
-    for i in 0..MAX_DIMS {
-        layout[i] = ne[i] as u32;
-        layout[MAX_DIMS + i] = nb[i] as u32;
-    }
-    Ok(Arg {
-        binding: Binding { binding, buffer: buf.raw().clone(), offset: start as u64, size: (end - start).max(4) as u64 },
-        elem_offset: (s.offset - start) as u32,
-        layout,
-        nelements: t.nelements() as u32,
-    })
 }
 
 /// Invocations of one tiled-GEMM workgroup (8 x 8).
@@ -246,7 +196,10 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let (ta, tb) = (src(node, 0)?, src(node, 1)?);
     let atype = AType::of(ta.ty()).ok_or_else(|| crate::backend::unsupported("WebGPU", node))?;
     let a = match atype {
-        AType::Quant(_) => arg_bytes(ctx, ta, 1)?,
+        AType::Quant(_) => {
+            let q = qarg(ctx, ta, 1)?;
+            Arg { binding: q.binding, elem_offset: q.byte_offset, layout: q.layout, nelements: q.nelements }
+        }
         _ => arg(ctx, ta, 1)?,
     };
     let b = arg(ctx, tb, 2)?;

@@ -15,16 +15,12 @@ const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 16u;
 
-#ifdef TILE_F16
-alias TileA = vec4<f16>;
-alias TileAElem = f16;
-#else
-alias TileA = vec4<f32>;
-alias TileAElem = f32;
-#endif
-
 // ta[kk * BM / 4 + r / 4][r % 4] is a[tile row r][k0 + kk]; tb likewise for b's columns.
-var<workgroup> ta: array<TileA, 256>;
+#ifdef TILE_F16
+var<workgroup> ta: array<vec4<f16>, 256>;
+#else
+var<workgroup> ta: array<vec4<f32>, 256>;
+#endif
 var<workgroup> tb: array<vec4<f32>, 256>;
 
 @compute @workgroup_size(64)
@@ -73,7 +69,11 @@ fn main(inv: Invocation) {
             }
             for (var e = 0u; e < 4u; e = e + 1u) {
                 let at = (4u * lc + e) * (BM / 4u) + lr / 4u;
-                ta[at][lr % 4u] = TileAElem(av[e]);
+#ifdef TILE_F16
+                ta[at][lr % 4u] = f16(av[e]);
+#else
+                ta[at][lr % 4u] = av[e];
+#endif
                 tb[at][lr % 4u] = bv[e];
             }
         }

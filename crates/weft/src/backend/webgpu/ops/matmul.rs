@@ -12,7 +12,9 @@
 //!
 //! Optional features (context.rs masks them with `WEFT_WEBGPU_DISABLE`): SHADER_F16 reads
 //! f16 operands through native f16 storage and keeps an f16 a's GEMM tile in f16; SUBGROUP
-//! makes the mat-vec reduction a subgroupAdd. Every variant accumulates in f32.
+//! makes the mat-vec reduction a subgroupAdd. Float operands with contiguous, 4-aligned rows
+//! are bound as arrays of vec4 (A_VEC4, B_VEC4): one load per 4-element chunk. Every variant
+//! accumulates in f32.
 
 use super::quant::{is_quant_rows, qarg, qt_flag};
 use super::{arg, grid, grid_for_elements, indexable, src, Arg, Dispatch, Kernel, Params, WG_ELEMENTWISE};
@@ -109,8 +111,28 @@ impl Features {
     }
 }
 
+/// Which operands are read one vec4 per chunk (A_VEC4, B_VEC4): see [`vec4_rows`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Vec4s {
+    a: bool,
+    b: bool,
+}
+
+/// A float operand whose rows can be read as aligned vec4s: contiguous rows of a multiple
+/// of 4 elements, every row, plane and batch (and the tensor itself inside its binding)
+/// starting at a multiple of 4 elements.
+fn vec4_rows(t: &Tensor, bound: &Arg) -> bool {
+    let es = t.ty().type_size();
+    let nb = t.nb();
+    !t.ty().is_quantized()
+        && nb[0] == es
+        && t.ne()[0] % 4 == 0
+        && nb[1..].iter().all(|&s| (s / es) % 4 == 0)
+        && bound.elem_offset % 4 == 0
+}
+
 /// The pipeline key of `shape` for these operand types.
-fn key(shape: Shape, a: AType, b_f16: bool, nc: u32, f: Features) -> PipelineKey {
+fn key(shape: Shape, a: AType, b_f16: bool, nc: u32, f: Features, v: Vec4s) -> PipelineKey {
     let mut k = match shape {
         Shape::Naive => return naive_key(),
         Shape::MatVec => PipelineKey::new("mul_mat_vec", "main")
@@ -128,11 +150,20 @@ fn key(shape: Shape, a: AType, b_f16: bool, nc: u32, f: Features) -> PipelineKey
     if b_f16 {
         k = k.flag("B_F16");
     }
+    if v.a && !matches!(a, AType::Quant(_)) {
+        k = k.flag("A_VEC4");
+    }
+    if v.b {
+        k = k.flag("B_VEC4");
+    }
     // SHADER_F16 only changes something where an operand is f16.
     if f.f16 && (a == AType::F16 || b_f16) {
         k = k.flag("F16");
-        if shape == Shape::Tiled && a == AType::F16 {
-            k = k.flag("TILE_F16");
+        if a == AType::F16 {
+            k = k.flag("A_F16_NATIVE");
+            if shape == Shape::Tiled {
+                k = k.flag("TILE_F16");
+            }
         }
     }
     if f.subgroup && shape == Shape::MatVec {
@@ -156,10 +187,13 @@ pub fn variants() -> Vec<PipelineKey> {
             for f16 in [false, true] {
                 for subgroup in [false, true] {
                     let f = Features { f16, subgroup };
-                    for nc in [1, 2, 4, 8] {
-                        out.push(key(Shape::MatVec, a, b_f16, nc, f));
+                    for (va, vb) in [(false, false), (false, true), (true, false), (true, true)] {
+                        let v = Vec4s { a: va, b: vb };
+                        for nc in [1, 2, 4, 8] {
+                            out.push(key(Shape::MatVec, a, b_f16, nc, f, v));
+                        }
+                        out.push(key(Shape::Tiled, a, b_f16, 0, f, v));
                     }
-                    out.push(key(Shape::Tiled, a, b_f16, 0, f));
                 }
             }
         }
@@ -214,6 +248,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let shape = shape_for(ctx, node, ta.ty(), tb.ty());
     let b_f16 = tb.ty() == Type::F16;
     let features = Features::of(ctx);
+    let v = Vec4s { a: vec4_rows(ta, &a), b: vec4_rows(tb, &b) };
     let (key, groups, blocks) = match shape {
         Shape::Naive => {
             let params = Params::header(&d, &[Some(&a), Some(&b)], d.nelements).u32s(&[k, r2, r3, 0]).finish();
@@ -227,11 +262,11 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
         Shape::MatVec => {
             let nc = (n.max(1) as u32).next_power_of_two().min(MATVEC_MAX_N as u32);
             let blocks = [m.div_ceil(MATVEC_NR as u64), n.div_ceil(nc as u64)];
-            (key(shape, atype, b_f16, nc, features), blocks[0] * blocks[1] * batches, blocks)
+            (key(shape, atype, b_f16, nc, features, v), blocks[0] * blocks[1] * batches, blocks)
         }
         Shape::Tiled => {
             let blocks = [m.div_ceil(TILE as u64), n.div_ceil(TILE as u64)];
-            (key(shape, atype, b_f16, 0, features), blocks[0] * blocks[1] * batches, blocks)
+            (key(shape, atype, b_f16, 0, features, v), blocks[0] * blocks[1] * batches, blocks)
         }
     };
     let count = u32::try_from(groups)
@@ -249,14 +284,18 @@ mod tests {
     #[test]
     fn keys_mask_features_to_the_types_that_use_them() {
         let all = Features { f16: true, subgroup: true };
-        let k = key(Shape::Tiled, AType::F32, false, 0, all);
+        let (no, yes) = (Vec4s { a: false, b: false }, Vec4s { a: true, b: true });
+        let k = key(Shape::Tiled, AType::F32, false, 0, all, no);
         assert_eq!(k.label(), "mul_mm:main[A_F32]");
-        let k = key(Shape::Tiled, AType::F16, false, 0, all);
-        assert_eq!(k.label(), "mul_mm:main[A_F16,F16,TILE_F16]");
-        let k = key(Shape::MatVec, AType::BF16, true, 4, all);
+        let k = key(Shape::Tiled, AType::F16, false, 0, all, yes);
+        assert_eq!(k.label(), "mul_mm:main[A_F16,A_F16_NATIVE,A_VEC4,B_VEC4,F16,TILE_F16]");
+        let k = key(Shape::MatVec, AType::BF16, true, 4, all, no);
         assert_eq!(k.label(), "mul_mat_vec:main[A_BF16,B_F16,F16,NC=4,NR=4,SUBGROUP,WG_SIZE=64]");
         let none = Features { f16: false, subgroup: false };
-        let k = key(Shape::MatVec, AType::F16, false, 1, none);
+        let k = key(Shape::MatVec, AType::F16, false, 1, none, no);
         assert_eq!(k.label(), "mul_mat_vec:main[A_F16,NC=1,NR=4,WG_SIZE=64]");
+        // Quantized a is read through dq4, never as vec4s of elements.
+        let k = key(Shape::MatVec, AType::Quant("QT_Q4_0"), false, 1, none, yes);
+        assert_eq!(k.label(), "mul_mat_vec:main[A_Q,B_VEC4,NC=1,NR=4,QT_Q4_0,WG_SIZE=64]");
     }
 }

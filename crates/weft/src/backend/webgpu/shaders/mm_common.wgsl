@@ -1,12 +1,14 @@
 // What the MUL_MAT kernels (mul_mat_vec.wgsl, mul_mm.wgsl) share (pasted in with
-// `#include "mm_common"`, which includes "common"): the params block, the bindings of a, b and dst,
-// and loads of four consecutive k-elements of a row of a or b as a vec4<f32>.
+// `#include "mm_common"`, which includes "common"): the params block, the bindings of a, b
+// and dst, and loads of four consecutive k-elements of a row of a or b as a vec4<f32>.
 //
 // a's type is one flag: A_F32, A_F16, A_BF16 (element strides, any layout) or A_Q with
 // dequant.wgsl's QT_<TYPE> (blocks packed along a row; rows at any byte stride, offsets and
 // strides of a in bytes). b is f32, or f16 with B_F16. F16 (the adapter has SHADER_F16)
 // reads f16 operands through native f16 storage instead of decoding halves from u32 words.
-// Results are f32, accumulated in f32 in every variant.
+// A_VEC4 / B_VEC4 (float operands whose rows are contiguous and start at multiples of 4
+// elements, k a multiple of 4): the operand is bound as an array of 4-element vectors and
+// each chunk is one vector load. Results are f32, accumulated in f32 in every variant.
 #include "common"
 
 struct Params {
@@ -31,28 +33,49 @@ fn q_word(i: u32) -> u32 {
 }
 #include "dequant"
 #else
-#ifdef A_F16
-#ifdef F16
+#ifdef A_F32
+#ifdef A_VEC4
+@group(0) @binding(1) var<storage, read_write> a: array<vec4<f32>>;
+#else
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+#endif
+#else
+// f16 or bf16.
+#ifdef A_VEC4
+#ifdef A_F16_NATIVE
+@group(0) @binding(1) var<storage, read_write> a: array<vec4<f16>>;
+#else
+@group(0) @binding(1) var<storage, read_write> a: array<vec2<u32>>;
+#endif
+#else
+#ifdef A_F16_NATIVE
 @group(0) @binding(1) var<storage, read_write> a: array<f16>;
 #else
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 #endif
-#else
-#ifdef A_BF16
-@group(0) @binding(1) var<storage, read_write> a: array<u32>;
-#else
-@group(0) @binding(1) var<storage, read_write> a: array<f32>;
 #endif
 #endif
 #endif
 #ifdef B_F16
+#ifdef B_VEC4
+#ifdef F16
+@group(0) @binding(2) var<storage, read_write> b: array<vec4<f16>>;
+#else
+@group(0) @binding(2) var<storage, read_write> b: array<vec2<u32>>;
+#endif
+#else
 #ifdef F16
 @group(0) @binding(2) var<storage, read_write> b: array<f16>;
 #else
 @group(0) @binding(2) var<storage, read_write> b: array<u32>;
 #endif
+#endif
+#else
+#ifdef B_VEC4
+@group(0) @binding(2) var<storage, read_write> b: array<vec4<f32>>;
 #else
 @group(0) @binding(2) var<storage, read_write> b: array<f32>;
+#endif
 #endif
 @group(0) @binding(3) var<storage, read_write> dst: array<f32>;
 
@@ -66,6 +89,14 @@ fn b_row(i1: u32, i2: u32, i3: u32) -> u32 {
     return p.offs.z + i1 * p.b.nb.y + i2 * p.b.nb.z + i3 * p.b.nb.w;
 }
 
+// Four halves (f16, or bf16 with A_BF16) packed in two words, as f32.
+fn halves4(w: vec2<u32>, bf: bool) -> vec4<f32> {
+    if (bf) {
+        return vec4<f32>(bf16_to_f32(w.x, 0u), bf16_to_f32(w.x, 1u), bf16_to_f32(w.y, 0u), bf16_to_f32(w.y, 1u));
+    }
+    return vec4<f32>(half_to_f32(w.x, 0u), half_to_f32(w.x, 1u), half_to_f32(w.y, 0u), half_to_f32(w.y, 1u));
+}
+
 #ifdef A_Q
 // Elements 4c .. 4c+3 of the row starting at byte `row`: k is a multiple of the block.
 fn a_vec4(row: u32, c: u32) -> vec4<f32> {
@@ -73,19 +104,37 @@ fn a_vec4(row: u32, c: u32) -> vec4<f32> {
     return dq4(row + (c / per) * QBYTES, c % per);
 }
 #else
+#ifdef A_VEC4
+// Elements 4c .. 4c+3 of the row starting at element `row` (a multiple of 4): one load.
+fn a_vec4(row: u32, c: u32) -> vec4<f32> {
+#ifdef A_F32
+    return a[row / 4u + c];
+#else
+#ifdef A_F16_NATIVE
+    return vec4<f32>(a[row / 4u + c]);
+#else
+#ifdef A_BF16
+    return halves4(a[row / 4u + c], true);
+#else
+    return halves4(a[row / 4u + c], false);
+#endif
+#endif
+#endif
+}
+#else
 fn a_elem(row: u32, i: u32) -> f32 {
     let e = row + i * p.a.nb.x;
-#ifdef A_F16
-#ifdef F16
-    return f32(a[e]);
+#ifdef A_F32
+    return a[e];
 #else
-    return half_to_f32(a[e / 2u], e);
-#endif
+#ifdef A_F16_NATIVE
+    return f32(a[e]);
 #else
 #ifdef A_BF16
     return bf16_to_f32(a[e / 2u], e);
 #else
-    return a[e];
+    return half_to_f32(a[e / 2u], e);
+#endif
 #endif
 #endif
 }
@@ -105,7 +154,22 @@ fn a_vec4(row: u32, c: u32) -> vec4<f32> {
     return v;
 }
 #endif
+#endif
 
+#ifdef B_VEC4
+// Elements 4c .. 4c+3 of b's row starting at element `row` (a multiple of 4): one load.
+fn b_vec4(row: u32, c: u32) -> vec4<f32> {
+#ifdef B_F16
+#ifdef F16
+    return vec4<f32>(b[row / 4u + c]);
+#else
+    return halves4(b[row / 4u + c], false);
+#endif
+#else
+    return b[row / 4u + c];
+#endif
+}
+#else
 fn b_elem(row: u32, i: u32) -> f32 {
     let e = row + i * p.b.nb.x;
 #ifdef B_F16
@@ -133,3 +197,4 @@ fn b_vec4(row: u32, c: u32) -> vec4<f32> {
     }
     return v;
 }
+#endif

@@ -57,15 +57,18 @@ fn main(inv: Invocation) {
     // acc[2 i + h][j] = dst[row 8 ty + i][column 8 tx + 4 h + j]
     var acc: array<vec4<f32>, 16>;
     for (var k0 = 0u; k0 < p.dims.x; k0 = k0 + BK) {
+        // Chunks past k (the last step when k is not a multiple of 16) are zeros.
+        let ch = k0 / 4u + lc;
+        let in_k = 4u * ch < p.dims.x;
         for (var q = 0u; q < 4u; q = q + 1u) {
             let lr = lr0 + 16u * q;
             var av = vec4<f32>(0.0);
-            if (tm * BM + lr < m) {
-                av = a_vec4(a_base[q], k0 / 4u + lc);
+            if (in_k && tm * BM + lr < m) {
+                av = a_vec4(a_base[q], ch);
             }
             var bv = vec4<f32>(0.0);
-            if (tn * BN + lr < n) {
-                bv = b_vec4(b_base[q], k0 / 4u + lc);
+            if (in_k && tn * BN + lr < n) {
+                bv = b_vec4(b_base[q], ch);
             }
             for (var e = 0u; e < 4u; e = e + 1u) {
                 let at = (4u * lc + e) * (BM / 4u) + lr / 4u;

@@ -146,8 +146,10 @@ fn every_kernel_shape_matches_cpu() {
         for shape in ["", "matvec", "tiled", "naive"] {
             // Only this test in this binary touches the variable.
             std::env::set_var("WEFT_WEBGPU_MATMUL", shape);
-            for &a in &types {
-                let k = if a.is_quantized() { 2 * a.blck_size() as i64 } else { 67 };
+            // Float a: k = 67 reads elements one by one, k = 20 as vec4s (with a partial
+            // last 16-wide step in the tiled kernel).
+            let ks = |a: Type| if a.is_quantized() { vec![2 * a.blck_size() as i64] } else { vec![67, 20] };
+            for (a, k) in types.iter().flat_map(|&a| ks(a).into_iter().map(move |k| (a, k))) {
                 for b in [Type::F32, Type::F16] {
                     let mut cases = vec![spec(a, b, k, 70, 3), spec(a, b, k, 9, 67), spec(a, b, k, 65, 1)];
                     cases.push(Spec { a23: [2, 3], b23: [4, 3], ..spec(a, b, k, 5, 9) });

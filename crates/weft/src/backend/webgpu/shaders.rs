@@ -20,7 +20,20 @@ macro_rules! shaders {
     };
 }
 
-shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "dequant", "iq_tables", "mm_common", "mul_mat_vec", "mul_mm"];
+shaders![
+    "common",
+    "reduce",
+    "binary",
+    "unary",
+    "rms_norm",
+    "soft_max",
+    "mul_mat",
+    "dequant",
+    "iq_tables",
+    "mm_common",
+    "mul_mat_vec",
+    "mul_mm"
+];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

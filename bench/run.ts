@@ -6,6 +6,7 @@
 //
 //   npm run bench
 //   npm run bench -- --vs-ggml PATH ...   ggml's perf mode against weft's (bench/vs-ggml.ts)
+//   npm run bench -- --webgpu [DEVICE]    WebGPU MUL_MAT kernels against their peers (bench/webgpu.ts)
 import { createRequire } from 'node:module'
 import type * as Weft from '../index.js'
 import { ALL_TYPES, f32ToBf16, f32ToF16 } from '../__test__/backend-ops/ggml-types.js'
@@ -134,7 +135,17 @@ async function main(): Promise<void> {
 }
 
 const argv = process.argv.slice(2)
-if (argv.length > 0) {
+if (argv[0] === '--webgpu') {
+  // npm run bench -- --webgpu [DEVICE]: the WebGPU MUL_MAT kernels (bench/webgpu.ts)
+  import('./webgpu.js')
+    .then(async ({ webgpuBench }) => {
+      process.exitCode = await webgpuBench(argv.slice(1))
+    })
+    .catch((e) => {
+      console.error(e)
+      process.exitCode = 1
+    })
+} else if (argv.length > 0) {
   // npm run bench -- --vs-ggml PATH ...: the side-by-side run against ggml's perf mode
   import('./vs-ggml.js')
     .then(async ({ parseVsArgs, vsGgml }) => {

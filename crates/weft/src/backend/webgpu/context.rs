@@ -24,6 +24,16 @@ pub struct GpuContext {
     uncaptured: Arc<Mutex<Option<String>>>,
 }
 
+/// `WEFT_WEBGPU_DISABLE=f16,subgroup`: optional features not to request.
+fn disabled_features() -> wgpu::Features {
+    let list = std::env::var("WEFT_WEBGPU_DISABLE").unwrap_or_default();
+    list.split(',').fold(wgpu::Features::empty(), |f, name| match name.trim() {
+        "f16" => f | wgpu::Features::SHADER_F16,
+        "subgroup" => f | wgpu::Features::SUBGROUP,
+        _ => f,
+    })
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // The guarded values are plain strings: a panic elsewhere cannot leave them torn.
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -31,10 +41,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl GpuContext {
     /// Open a device on `adapter` with the adapter's own limits (wgpu's defaults cap
-    /// buffers at 256 MiB) and SHADER_F16 where the adapter has it.
+    /// buffers at 256 MiB) and SHADER_F16 and SUBGROUP where the adapter has them, less
+    /// those `WEFT_WEBGPU_DISABLE` masks (so the fallback kernels can be tested anywhere).
     pub fn open(adapter: &wgpu::Adapter, name: String) -> Result<GpuContext> {
         let info = adapter.get_info();
-        let features = adapter.features() & wgpu::Features::SHADER_F16;
+        let wanted = wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
+        let features = adapter.features() & wanted & !disabled_features();
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("weft"),

@@ -33,7 +33,10 @@ shaders![
     "get_rows",
     "get_rows_back",
     "cpy",
-    "quantize"
+    "quantize",
+    "mm_common",
+    "mul_mat_vec",
+    "mul_mm",
 ];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {

@@ -10,7 +10,7 @@ fn validate(label: &str, source: &str) -> wgpu::naga::Module {
     use wgpu::naga::valid::{Capabilities, ValidationFlags, Validator};
     let module = wgpu::naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{label} does not parse:\n{}", e.emit_to_string(source)));
-    Validator::new(ValidationFlags::all(), Capabilities::empty())
+    Validator::new(ValidationFlags::all(), Capabilities::SHADER_FLOAT16 | Capabilities::SUBGROUP)
         .validate(&module)
         .unwrap_or_else(|e| panic!("{label} does not validate:\n{}", e.emit_to_string(source)));
     module

@@ -34,7 +34,8 @@ impl GpuContext {
     /// buffers at 256 MiB) and SHADER_F16 where the adapter has it.
     pub fn open(adapter: &wgpu::Adapter, name: String) -> Result<GpuContext> {
         let info = adapter.get_info();
-        let features = adapter.features() & wgpu::Features::SHADER_F16;
+        // TIMESTAMP_QUERY: GPU time of a graph (the backend's last_compute_seconds).
+        let features = adapter.features() & (wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY);
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("weft"),

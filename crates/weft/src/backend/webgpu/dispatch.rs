@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, fits_binding, flash_attn, matmul, mul_mat_id, norm, out_prod, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -19,6 +19,9 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::RmsNorm { .. } => Some(norm::KERNEL),
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::MulMatId => Some(mul_mat_id::KERNEL),
+        Op::OutProd => Some(out_prod::KERNEL),
+        Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
 
         Op::Dup
         | Op::Cpy
@@ -46,8 +49,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
-        | Op::MulMatId
-        | Op::OutProd
         | Op::Set { .. }
         | Op::GetRowsBack
         | Op::Diag
@@ -68,7 +69,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Arange { .. }
         | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
-        | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
         | Op::SsmScan
@@ -110,5 +110,15 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        flash_attn::variants(),
+        mul_mat_id::variants(),
+        out_prod::variants(),
+    ]
+    .concat()
 }

@@ -20,7 +20,7 @@ macro_rules! shaders {
     };
 }
 
-shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "any_row", "flash_attn", "mul_mat_id", "out_prod"];
+shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "dequant", "iq_tables", "any_row", "flash_attn", "mul_mat_id", "out_prod"];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

@@ -4,7 +4,8 @@
 //! logit softcap. Head sizes: multiples of 4 (of the block size for quantized K/V) up to
 //! 4 * WG_ROWS * MAX_ACC_N.
 
-use super::{arg, arg_bytes, grid, indexable, quant_flag, src, Dispatch, Kernel, Params, WG_ROWS};
+use super::quant::{byte_addressable, qarg, qt_flag};
+use super::{arg, grid, indexable, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::op::Op;
@@ -22,7 +23,7 @@ fn kv_flag(ty: Type) -> Option<&'static str> {
     match ty {
         Type::F16 => Some("KV_F16"),
         // llama.cpp's quantized KV cache types, whose blocks are 32 elements.
-        Type::Q4_0 | Type::Q4_1 | Type::Q5_0 | Type::Q5_1 | Type::Q8_0 | Type::IQ4_NL => quant_flag(ty),
+        Type::Q4_0 | Type::Q4_1 | Type::Q5_0 | Type::Q5_1 | Type::Q8_0 | Type::IQ4_NL => qt_flag(ty),
         _ => None,
     }
 }
@@ -35,7 +36,7 @@ fn supports(node: &Tensor) -> bool {
     let blck = k.ty().blck_size() as u64;
     let q_ok = matches!(q.ty(), Type::F32 | Type::F16) && indexable(q);
     // K and V rows are packed (the constructor checks it); heads and rows fit u32 bytes.
-    let kv_ok = |t: &Tensor| t.nb().iter().all(|&nb| nb <= u32::MAX as usize) && t.nbytes() <= u32::MAX as usize;
+    let kv_ok = |t: &Tensor| byte_addressable(t) && t.nb()[0] == t.ty().type_size();
     let mask_ok = node.src(3).is_none_or(|m| m.ty() == Type::F16 && indexable(m));
     matches!(node.op(), Op::FlashAttnExt { .. })
         && node.ty() == Type::F32
@@ -105,8 +106,8 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     };
     let (qt, kt, vt) = (src(node, 0)?, src(node, 1)?, src(node, 2)?);
     let q = arg(ctx, qt, 1)?;
-    let k = arg_bytes(ctx, kt, 2)?;
-    let v = arg_bytes(ctx, vt, 3)?;
+    let k = qarg(ctx, kt, 2)?;
+    let v = qarg(ctx, vt, 3)?;
     let mask = node.src(3).map(|m| arg(ctx, m, 4)).transpose()?;
     let d = arg(ctx, node, 5)?;
     let (qn, kn) = (qt.ne(), kt.ne());
@@ -123,8 +124,8 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
         .u32s(mask.as_ref().map_or(&zero, |m| &m.layout))
         .u32s(&[d.elem_offset, q.elem_offset, mask.as_ref().map_or(0, |m| m.elem_offset), rows])
         .u32s(&[
-            k.elem_offset,
-            v.elem_offset,
+            k.byte_offset,
+            v.byte_offset,
             (qn[2] / kn[2].max(1)).max(1) as u32,
             (qn[3] / kn[3].max(1)).max(1) as u32,
         ])

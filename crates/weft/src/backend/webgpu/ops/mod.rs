@@ -12,6 +12,7 @@ pub mod matmul;
 pub mod mul_mat_id;
 pub mod norm;
 pub mod out_prod;
+pub mod quant;
 pub mod softmax;
 pub mod unary;
 
@@ -201,54 +202,6 @@ fn grid_dims(n: u64, max: u32) -> Option<[u32; 3]> {
 /// The grid for one invocation per element of `n`, `wg` per workgroup.
 pub fn grid_for_elements(ctx: &GpuContext, n: u32, wg: u32) -> Result<[u32; 3]> {
     grid(ctx, (n as u64).div_ceil(wg as u64))
-}
-
-/// Bind `t` at `@binding(binding)` addressed in bytes, for kernels reading block types
-/// (and f16/bf16 through the same code): the Arg's layout holds ne and nb in bytes and
-/// `elem_offset` is the byte offset of the tensor's first byte inside the binding.
-pub fn arg_bytes(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
-    let s = t.storage().ok_or_else(|| Error::invalid(format!("WebGPU: tensor '{}' is not allocated", t.label())))?;
-    let buf =
-        s.buffer.as_any().downcast_ref::<WebGpuBuffer>().filter(|b| std::ptr::eq(b.ctx(), ctx)).ok_or_else(|| {
-            Error::invalid(format!(
-                "WebGPU: tensor '{}' lives in buffer '{}', not in memory of this device",
-                t.label(),
-                s.buffer.name()
-            ))
-        })?;
-    if crate::backend::Buffer::is_released(buf) {
-        return Err(Error::invalid(format!("WebGPU: tensor '{}' lives in a released (disposed) buffer", t.label())));
-    }
-    let align = ctx.limits.min_storage_buffer_offset_alignment.max(4) as usize;
-    let start = s.offset - s.offset % align;
-    let end = (s.offset + t.nbytes()).next_multiple_of(4).min(buf.padded_size());
-    let (ne, nb) = (t.ne(), t.nb());
-    if end - start > u32::MAX as usize || nb.iter().any(|&n| n > u32::MAX as usize) || ne.iter().any(|&n| n > u32::MAX as i64) {
-        return Err(Error::unsupported(format!("WebGPU: tensor '{}' is not addressable in 32-bit bytes", t.label())));
-    }
-    let mut layout = [0u32; 2 * MAX_DIMS];
-    for i in 0..MAX_DIMS {
-        layout[i] = ne[i] as u32;
-        layout[MAX_DIMS + i] = nb[i] as u32;
-    }
-    Ok(Arg {
-        binding: Binding {
-            binding,
-            buffer: buf.raw().clone(),
-            offset: start as u64,
-            size: (end - start).max(4) as u64,
-        },
-        elem_offset: (s.offset - start) as u32,
-        layout,
-        nelements: t.nelements() as u32,
-    })
-}
-
-/// dequant.wgsl's `QT_` flag of a block type, None for float types and for the types it does
-/// not decode (yet).
-pub fn quant_flag(ty: Type) -> Option<&'static str> {
-    let _ = ty;
-    None
 }
 
 #[cfg(test)]

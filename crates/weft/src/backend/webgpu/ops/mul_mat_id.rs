@@ -2,7 +2,8 @@
 //! rows, slot, token), one output per invocation. Experts in f32, f16, bf16 or any block
 //! type of dequant.wgsl; b f32; ids i32.
 
-use super::{arg, arg_bytes, grid, indexable, is_f32, quant_flag, src, Dispatch, Kernel, Params, WG_ROWS};
+use super::quant::{byte_addressable, qarg, qt_flag};
+use super::{arg, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::tensor::Tensor;
@@ -17,7 +18,7 @@ pub fn a_flags(ty: Type) -> Option<[&'static str; 2]> {
         Type::F32 => Some(["A_FLOAT", "A_F32"]),
         Type::F16 => Some(["A_FLOAT", "A_F16"]),
         Type::BF16 => Some(["A_FLOAT", "A_BF16"]),
-        _ if ty.is_quantized() => quant_flag(ty).map(|qt| ["A_QUANT", qt]),
+        _ if ty.is_quantized() => qt_flag(ty).map(|qt| ["A_QUANT", qt]),
         _ => None,
     }
 }
@@ -25,12 +26,6 @@ pub fn a_flags(ty: Type) -> Option<[&'static str; 2]> {
 /// Every type a row reader exists for (the float types, and the block types of dequant.wgsl).
 pub fn a_types() -> impl Iterator<Item = Type> {
     Type::ALL.iter().copied().filter(|&t| a_flags(t).is_some())
-}
-
-/// The bytes of `t` (rows of whole blocks, as every constructor makes them) addressable in
-/// u32 with its strides.
-pub fn byte_addressable(t: &Tensor) -> bool {
-    t.nb().iter().all(|&nb| nb <= u32::MAX as usize) && t.nbytes() <= u32::MAX as usize
 }
 
 fn supports(node: &Tensor) -> bool {
@@ -58,7 +53,7 @@ pub fn variants() -> Vec<PipelineKey> {
 
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let at = src(node, 0)?;
-    let a = arg_bytes(ctx, at, 1)?;
+    let a = qarg(ctx, at, 1)?;
     let b = arg(ctx, src(node, 1)?, 2)?;
     let ids = arg(ctx, src(node, 2)?, 3)?;
     let d = arg(ctx, node, 4)?;
@@ -72,7 +67,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
         .u32s(&b.layout)
         .u32s(&ids.layout)
         .u32s(&[d.elem_offset, b.elem_offset, ids.elem_offset, nrb])
-        .u32s(&[a.elem_offset, k, n_expert, m])
+        .u32s(&[a.byte_offset, k, n_expert, m])
         .finish();
     Ok(Some(Dispatch {
         key: key(at.ty()),

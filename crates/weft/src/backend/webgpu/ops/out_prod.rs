@@ -3,8 +3,9 @@
 //! block type of dequant.wgsl (rows of blocks along a's dim 0), broadcast over dims 2 and
 //! 3; b f32 or f16 with any strides.
 
-use super::mul_mat_id::{a_flags, a_types, byte_addressable};
-use super::{arg, arg_bytes, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
+use super::mul_mat_id::{a_flags, a_types};
+use super::quant::{byte_addressable, qarg};
+use super::{arg, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::tensor::Tensor;
@@ -41,7 +42,7 @@ pub fn variants() -> Vec<PipelineKey> {
 
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let (at, bt) = (src(node, 0)?, src(node, 1)?);
-    let a = arg_bytes(ctx, at, 1)?;
+    let a = qarg(ctx, at, 1)?;
     let b = arg(ctx, bt, 2)?;
     let d = arg(ctx, node, 3)?;
     let ne = node.ne();
@@ -54,7 +55,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
         .u32s(&d.layout)
         .u32s(&a.layout)
         .u32s(&b.layout)
-        .u32s(&[d.elem_offset, b.elem_offset, a.elem_offset, ncb])
+        .u32s(&[d.elem_offset, b.elem_offset, a.byte_offset, ncb])
         .u32s(&[r2, r3, rows, 0])
         .finish();
     Ok(Some(Dispatch {

@@ -11,7 +11,8 @@
 #
 # Time limits per step (seconds; environment overrides): GPU_CHECK_BUILD_S=300,
 # GPU_CHECK_TEST_S=200, GPU_CHECK_PERF_S=100. Full logs are kept under $GPU_CHECK_LOGS
-# (default: a fresh temporary folder).
+# (default: a fresh temporary folder). GPU_CHECK_TEST_ARGS adds arguments to the test run
+# (e.g. "-o OUT_PROD" for a short try on a software adapter).
 set -u
 cd "$(dirname "$0")/.."
 START=$(date +%s)
@@ -78,7 +79,8 @@ fi
 say "testing on $PICK"
 
 say "backend-ops test -b $PICK (at most ${TEST_S}s)"
-timeout "$TEST_S" npm run backend-ops -- test -b "$PICK" --no-progress >"$LOGS/test.log" 2>&1
+# shellcheck disable=SC2086 # GPU_CHECK_TEST_ARGS is a list of words
+timeout "$TEST_S" npm run backend-ops -- test -b "$PICK" --no-progress ${GPU_CHECK_TEST_ARGS:-} >"$LOGS/test.log" 2>&1
 TEST_RC=$?
 [ $TEST_RC -eq 124 ] && say "test timed out after ${TEST_S}s (partial results below)"
 say "backend-ops perf -b $PICK -o MUL_MAT (at most ${PERF_S}s)"

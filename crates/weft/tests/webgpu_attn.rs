@@ -104,6 +104,7 @@ struct Fa {
     max_bias: f32,
     softcap: f32,
     q_ty: Type,
+    kv_ty: Type,
 }
 
 /// FLASH_ATTN_EXT with a mask that leaves out every third key and the whole second chunk
@@ -111,8 +112,8 @@ struct Fa {
 fn flash(f: &Fa) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) + '_ {
     move |ctx| {
         let q = ctx.new_tensor(f.q_ty, &[f.d, f.nq1, f.heads, 1]).expect("q");
-        let k = ctx.new_tensor(Type::F16, &[f.d, f.n_kv, f.kv_heads, 1]).expect("k");
-        let v = ctx.new_tensor(Type::F16, &[f.d, f.n_kv, f.kv_heads, 1]).expect("v");
+        let k = ctx.new_tensor(f.kv_ty, &[f.d, f.n_kv, f.kv_heads, 1]).expect("k");
+        let v = ctx.new_tensor(f.kv_ty, &[f.d, f.n_kv, f.kv_heads, 1]).expect("v");
         let mut inputs = vec![
             (q.clone(), rand(q.nelements(), 1)),
             (k.clone(), rand(k.nelements(), 2)),
@@ -139,7 +140,7 @@ fn flash(f: &Fa) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) + '_ {
 }
 
 fn fa(d: i64, n_kv: i64) -> Fa {
-    Fa { d, n_kv, nq1: 3, heads: 4, kv_heads: 4, mask: true, max_bias: 0.0, softcap: 0.0, q_ty: Type::F32 }
+    Fa { d, n_kv, nq1: 3, heads: 4, kv_heads: 4, mask: true, max_bias: 0.0, softcap: 0.0, q_ty: Type::F32, kv_ty: Type::F16 }
 }
 
 // The CPU accumulates f16 values in an f16 vector (rounded after every key): a few 1e-4.
@@ -156,6 +157,10 @@ fn flash_attn_matches_cpu_on_edge_shapes() {
         check("fa alibi max_bias=8, 6 heads", g, TOL_FA, &flash(&Fa { heads: 6, kv_heads: 6, max_bias: 8.0, ..fa(32, 90) }));
         check("fa softcap 10", g, TOL_FA, &flash(&Fa { softcap: 10.0, ..fa(128, 96) }));
         check("fa one key", g, TOL_FA, &flash(&Fa { mask: false, ..fa(16, 1) }));
+        for kv_ty in [Type::Q8_0, Type::Q4_0, Type::Q5_1, Type::IQ4_NL] {
+            let name = format!("fa {kv_ty} K/V d=96 grouped heads");
+            check(&name, g, TOL_FA, &flash(&Fa { kv_ty, heads: 4, kv_heads: 2, ..fa(96, 150) }));
+        }
     }
 }
 
@@ -197,6 +202,10 @@ fn mul_mat_id_matches_cpu() {
         check("mmid f32 broadcast b", g, 1e-5, &mmid(Type::F32, 64, 33, 4, 3, 1, 4));
         check("mmid f16 k=30", g, 1e-4, &mmid(Type::F16, 30, 65, 4, 2, 2, 3));
         check("mmid bf16", g, 1e-3, &mmid(Type::BF16, 32, 20, 2, 2, 1, 3));
+        // The CPU dots quantized experts with b quantized to q8: a few 1e-3 apart.
+        for ty in [Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K] {
+            check(&format!("mmid {ty}"), g, 2e-2, &mmid(ty, 256, 70, 3, 2, 2, 3));
+        }
     }
 }
 
@@ -226,6 +235,9 @@ fn out_prod_matches_cpu() {
         check("out_prod f32 broadcast a", g, 1e-5, &outp(Type::F32, Type::F32, 300, 9, 4, [2, 1], [2, 3], false));
         check("out_prod f16 a, f16 b transposed", g, 1e-5, &outp(Type::F16, Type::F16, 18, 16, 6, [1, 2], [1, 1], true));
         check("out_prod bf16 a", g, 1e-5, &outp(Type::BF16, Type::F32, 8, 3, 3, [1, 1], [1, 1], false));
+        for ty in [Type::Q4_0, Type::Q5_0, Type::Q4_K] {
+            check(&format!("out_prod {ty} a, broadcast"), g, 1e-5, &outp(ty, Type::F32, 256, 5, 3, [2, 1], [2, 1], false));
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use super::ops::Dispatch;
 use crate::{Error, Result};
 
 /// Encode the dispatches and submit them; with `wait`, return once the device ran them.
+#[allow(dead_code)] // the backend times every graph (run_timed); kept for other callers
 pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<()> {
     run_timed(ctx, what, dispatches, wait).map(|_| ())
 }

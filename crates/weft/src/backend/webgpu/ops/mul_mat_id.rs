@@ -24,6 +24,7 @@ pub fn a_flags(ty: Type) -> Option<[&'static str; 2]> {
 }
 
 /// Every type a row reader exists for (the float types, and the block types of dequant.wgsl).
+#[cfg(test)]
 pub fn a_types() -> impl Iterator<Item = Type> {
     Type::ALL.iter().copied().filter(|&t| a_flags(t).is_some())
 }

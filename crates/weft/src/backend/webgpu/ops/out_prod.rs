@@ -3,7 +3,9 @@
 //! block type of dequant.wgsl (rows of blocks along a's dim 0), broadcast over dims 2 and
 //! 3; b f32 or f16 with any strides.
 
-use super::mul_mat_id::{a_flags, a_types};
+use super::mul_mat_id::a_flags;
+#[cfg(test)]
+use super::mul_mat_id::a_types;
 use super::quant::{byte_addressable, qarg};
 use super::{arg, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;

@@ -32,6 +32,12 @@ export declare class Backend {
   static init(name: string): Backend
   get name(): string
   get device(): DeviceInfo
+  /**
+   * Seconds the device spent on the last graph this backend computed, as the device
+   * measures it (WebGPU: GPU timestamps where the adapter has them, else the wall time
+   * from submission to completion); null where the backend does not measure (CPU).
+   */
+  get lastComputeSeconds(): number | null
   /** ggml_backend_supports_op: can this backend compute `t`'s op with its types and layout? */
   supportsOp(t: Tensor): boolean
   /** ggml_backend_cpu_set_n_threads (CPU only). */

@@ -89,6 +89,14 @@ impl Backend {
         device_info(self.get()?.device().as_ref())
     }
 
+    /// Seconds the device spent on the last graph this backend computed, as the device
+    /// measures it (WebGPU: GPU timestamps where the adapter has them, else the wall time
+    /// from submission to completion); null where the backend does not measure (CPU).
+    #[napi(catch_unwind, getter)]
+    pub fn last_compute_seconds(&self) -> Result<Option<f64>> {
+        Ok(self.get()?.last_compute_seconds())
+    }
+
     /// ggml_backend_supports_op: can this backend compute `t`'s op with its types and layout?
     #[napi(catch_unwind)]
     pub fn supports_op(&self, t: &Tensor) -> Result<bool> {

@@ -348,6 +348,12 @@ pub trait Backend: Send + Sync {
     fn set_option(&self, key: &str, _value: &str) -> Result<()> {
         Err(Error::invalid(format!("backend {} has no option '{key}'", self.name())))
     }
+    /// Seconds the device spent on the last graph this backend computed to completion, as
+    /// the device measures it (GPU timestamps), for perf measurements; None where the
+    /// backend does not measure (the host's clock around compute is the measure then).
+    fn last_compute_seconds(&self) -> Option<f64> {
+        None
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

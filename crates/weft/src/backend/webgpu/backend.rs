@@ -22,11 +22,13 @@ const STEPS: usize = 32;
 
 pub struct WebGpuBackend {
     dev: WebGpuDevice,
+    /// Device seconds of the last graph computed to completion (encode::run_timed).
+    last_seconds: std::sync::Mutex<Option<f64>>,
 }
 
 impl WebGpuBackend {
     pub fn new(dev: WebGpuDevice) -> WebGpuBackend {
-        WebGpuBackend { dev }
+        WebGpuBackend { dev, last_seconds: std::sync::Mutex::new(None) }
     }
 
     /// Plan every node and submit the graph as one command buffer, or in up to STEPS
@@ -47,14 +49,18 @@ impl WebGpuBackend {
             }
             plan.extend(dispatch::plan(node, ctx)?.map(|d| (i, d)));
         }
+        self.set_last_seconds(None);
         if !observer.wants_steps() {
             let dispatches: Vec<_> = plan.into_iter().map(|(_, d)| d).collect();
-            return encode::run(ctx, "graph compute", &dispatches, wait);
+            let seconds = encode::run_timed(ctx, "graph compute", &dispatches, wait)?;
+            self.set_last_seconds(seconds);
+            return Ok(());
         }
         // An observer is asked between submissions: the graph goes in up to STEPS
         // submissions of consecutive nodes instead of one.
         let per_step = total.div_ceil(STEPS).max(1);
         let mut rest = plan.into_iter().peekable();
+        let mut seconds = 0.0;
         for start in (0..total).step_by(per_step) {
             between_nodes(observer, start, total)?;
             let end = start + per_step;
@@ -62,10 +68,15 @@ impl WebGpuBackend {
             while let Some((_, d)) = rest.next_if(|(i, _)| *i < end) {
                 step.push(d);
             }
-            encode::run(ctx, "graph compute", &step, true)?;
+            seconds += encode::run_timed(ctx, "graph compute", &step, true)?.unwrap_or(0.0);
         }
+        self.set_last_seconds(Some(seconds));
         observer.progress(total, total);
         Ok(())
+    }
+
+    fn set_last_seconds(&self, s: Option<f64>) {
+        *self.last_seconds.lock().unwrap_or_else(|e| e.into_inner()) = s;
     }
 
     /// Whether `t` lives in memory of this backend's device.
@@ -115,6 +126,11 @@ impl Backend for WebGpuBackend {
             Ok(_) => Ok(()),
             Err(_) => event.synchronize(),
         }
+    }
+    /// The device time of the last graph computed to completion: GPU timestamps where the
+    /// adapter has TIMESTAMP_QUERY, else wall time from submission to completion.
+    fn last_compute_seconds(&self) -> Option<f64> {
+        *self.last_seconds.lock().unwrap_or_else(|e| e.into_inner())
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -45,7 +45,8 @@ impl GpuContext {
     /// those `WEFT_WEBGPU_DISABLE` masks (so the fallback kernels can be tested anywhere).
     pub fn open(adapter: &wgpu::Adapter, name: String) -> Result<GpuContext> {
         let info = adapter.get_info();
-        let wanted = wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
+        // TIMESTAMP_QUERY: GPU time of a graph (the backend's last_compute_seconds).
+        let wanted = wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP | wgpu::Features::TIMESTAMP_QUERY;
         let features = adapter.features() & wanted & !disabled_features();
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {

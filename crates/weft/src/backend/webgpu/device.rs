@@ -134,6 +134,7 @@ impl Device for WebGpuDevice {
             ("vendor_id", format!("{:#06x}", i.vendor)),
             ("device_id", format!("{:#06x}", i.device)),
             ("shader_f16", f16.to_string()),
+            ("timestamp_query", self.ctx.features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
             ("max_buffer_size", l.max_buffer_size.to_string()),
             ("max_storage_buffer_binding_size", l.max_storage_buffer_binding_size.to_string()),
             ("min_storage_buffer_offset_alignment", l.min_storage_buffer_offset_alignment.to_string()),

@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, cpy, fits_binding, get_rows, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, cpy, fits_binding, flash_attn, get_rows, matmul, mul_mat_id, norm, out_prod, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -22,6 +22,9 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::Dup | Op::Cpy | Op::Cont => Some(cpy::KERNEL),
         Op::GetRows => Some(get_rows::KERNEL),
         Op::GetRowsBack => Some(get_rows::BACK),
+        Op::MulMatId => Some(mul_mat_id::KERNEL),
+        Op::OutProd => Some(out_prod::KERNEL),
+        Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
 
         Op::Sqr
         | Op::Sqrt
@@ -45,8 +48,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
-        | Op::MulMatId
-        | Op::OutProd
         | Op::Set { .. }
         | Op::Diag
         | Op::DiagMaskInf { .. }
@@ -66,7 +67,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Arange { .. }
         | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
-        | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
         | Op::SsmScan
@@ -116,6 +116,9 @@ pub fn all_variants() -> Vec<PipelineKey> {
         matmul::variants(),
         get_rows::variants(),
         cpy::variants(),
+        flash_attn::variants(),
+        mul_mat_id::variants(),
+        out_prod::variants(),
     ]
     .concat()
 }

@@ -9,9 +9,18 @@ use super::ops::Dispatch;
 use crate::{Error, Result};
 
 /// Encode the dispatches and submit them; with `wait`, return once the device ran them.
+#[allow(dead_code)] // the backend times every graph (run_timed); kept for other callers
 pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<()> {
+    run_timed(ctx, what, dispatches, wait).map(|_| ())
+}
+
+/// `run`, and with `wait` the seconds the device spent on the dispatches: from timestamps
+/// written at the start of the first pass and the end of the last where the device has
+/// TIMESTAMP_QUERY, else the wall time from submission to completion. None without `wait`
+/// or without dispatches.
+pub fn run_timed(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<Option<f64>> {
     if dispatches.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let pipelines = dispatches.iter().map(|d| ctx.pipeline(&d.key)).collect::<Result<Vec<_>>>()?;
 
@@ -32,13 +41,20 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
         bytes.extend(d.params.iter().flat_map(|w| w.to_le_bytes()));
     }
 
+    let stamps = if wait && ctx.features.contains(wgpu::Features::TIMESTAMP_QUERY) {
+        Some(Stamps::new(ctx, what)?)
+    } else {
+        None
+    };
+    let last = dispatches.len() - 1;
+    let started = std::time::Instant::now();
     ctx.submit(what, wait, |encoder| {
         let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("weft params"),
             contents: &bytes,
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        for ((d, pipeline), &(offset, size)) in dispatches.iter().zip(&pipelines).zip(&offsets) {
+        for (i, ((d, pipeline), &(offset, size))) in dispatches.iter().zip(&pipelines).zip(&offsets).enumerate() {
             let mut entries = vec![entry(0, &params, offset, size)];
             entries.extend(d.bindings.iter().map(|b| entry(b.binding, &b.buffer, b.offset, b.size)));
             let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -46,14 +62,79 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             });
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            let timestamp_writes = stamps.as_ref().filter(|_| i == 0 || i == last).map(|st| wgpu::ComputePassTimestampWrites {
+                query_set: &st.set,
+                beginning_of_pass_write_index: (i == 0).then_some(0),
+                end_of_pass_write_index: (i == last).then_some(1),
+            });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
             let [x, y, z] = d.groups;
             pass.dispatch_workgroups(x, y, z);
         }
-    })
+        if let Some(st) = &stamps {
+            encoder.resolve_query_set(&st.set, 0..2, &st.resolve, 0);
+            encoder.copy_buffer_to_buffer(&st.resolve, 0, &st.read, 0, 16);
+        }
+    })?;
+    if !wait {
+        return Ok(None);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    Ok(Some(match stamps {
+        Some(st) => st.seconds(ctx, what)?.unwrap_or(wall),
+        None => wall,
+    }))
+}
+
+/// Two timestamps (start of the first pass, end of the last) and the buffers that bring
+/// them back.
+struct Stamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+}
+
+impl Stamps {
+    fn new(ctx: &GpuContext, what: &str) -> Result<Stamps> {
+        ctx.scoped(what, || {
+            let buffer = |label: &'static str, usage: wgpu::BufferUsages| {
+                ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: 16, usage, mapped_at_creation: false })
+            };
+            Stamps {
+                set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("weft timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                }),
+                resolve: buffer("weft timestamps resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+                read: buffer("weft timestamps read", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+            }
+        })
+    }
+
+    /// The seconds between the two timestamps, once the submission has completed; None
+    /// when the device wrote nonsense (an end before the start).
+    fn seconds(&self, ctx: &GpuContext, what: &str) -> Result<Option<f64>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        ctx.scoped(what, || self.read.map_async(wgpu::MapMode::Read, .., move |r| drop(tx.send(r))))?;
+        ctx.wait(what, None)?;
+        rx.recv()
+            .map_err(|_| Error::backend(format!("{what}: the timestamp map callback never ran")))?
+            .map_err(|e| Error::backend(format!("{what}: mapping timestamps failed: {e}")))?;
+        let ticks = {
+            let view = self
+                .read
+                .get_mapped_range(..)
+                .map_err(|e| Error::backend(format!("{what}: timestamp range: {e}")))?;
+            let word = |i: usize| u64::from_le_bytes(view[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+            (word(0), word(1))
+        };
+        self.read.unmap();
+        let period_ns = ctx.queue.get_timestamp_period() as f64;
+        Ok((ticks.1 > ticks.0 && period_ns > 0.0).then(|| (ticks.1 - ticks.0) as f64 * period_ns * 1e-9))
+    }
 }
 
 fn entry(binding: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {

@@ -9,8 +9,11 @@
 pub mod binary;
 pub mod cpy;
 pub mod get_rows;
+pub mod flash_attn;
 pub mod matmul;
+pub mod mul_mat_id;
 pub mod norm;
+pub mod out_prod;
 pub mod quant;
 pub mod softmax;
 pub mod unary;

@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, window, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -14,15 +14,8 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
     match op {
         Op::None | Op::Reshape | Op::View { .. } | Op::Permute { .. } | Op::Transpose => Some(NOOP),
 
-        Op::Add | Op::Sub | Op::Mul | Op::Div => Some(binary::KERNEL),
-        Op::Scale { .. } => Some(unary::KERNEL),
-        Op::RmsNorm { .. } => Some(norm::KERNEL),
-        Op::SoftMax { .. } => Some(softmax::KERNEL),
-        Op::MulMat { .. } => Some(matmul::KERNEL),
-
-        Op::Dup
-        | Op::Cpy
-        | Op::Cont
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
+        Op::Scale { .. }
         | Op::Sqr
         | Op::Sqrt
         | Op::Log
@@ -31,28 +24,32 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Clamp { .. }
         | Op::LeakyRelu { .. }
         | Op::Unary { .. }
+        | Op::Repeat
+        | Op::RepeatBack
+        | Op::Diag
+        | Op::DiagMaskInf { .. }
+        | Op::DiagMaskZero { .. } => Some(unary::KERNEL),
+        Op::Set { .. } | Op::Acc { .. } => Some(window::KERNEL),
+        Op::RmsNorm { .. } => Some(norm::KERNEL),
+        Op::SoftMax { .. } => Some(softmax::KERNEL),
+        Op::MulMat { .. } => Some(matmul::KERNEL),
+
+        Op::Dup
+        | Op::Cpy
+        | Op::Cont
         | Op::Sum
         | Op::SumRows
         | Op::Mean
         | Op::Norm { .. }
         | Op::GetRows
-        | Op::Add1
-        | Op::Acc { .. }
         | Op::Argmax
         | Op::CountEqual
-        | Op::Repeat
-        | Op::RepeatBack
         | Op::Concat { .. }
-        | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
         | Op::MulMatId
         | Op::OutProd
-        | Op::Set { .. }
         | Op::GetRowsBack
-        | Op::Diag
-        | Op::DiagMaskInf { .. }
-        | Op::DiagMaskZero { .. }
         | Op::SoftMaxBack
         | Op::Rope { .. }
         | Op::RopeBack { .. }
@@ -110,5 +107,6 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants(), window::variants()]
+        .concat()
 }

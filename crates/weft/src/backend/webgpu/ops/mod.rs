@@ -7,10 +7,12 @@
 //! (ggml-webgpu does the same), so views at any element offset work.
 
 pub mod binary;
+pub mod elementwise;
 pub mod matmul;
 pub mod norm;
 pub mod softmax;
 pub mod unary;
+pub mod window;
 
 use super::buffer::WebGpuBuffer;
 use super::context::GpuContext;

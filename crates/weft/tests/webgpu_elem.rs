@@ -109,19 +109,20 @@ const TOL: f32 = 1e-5;
 fn maps_match_cpu() {
     type Map = Box<dyn Fn(&Context, &Tensor) -> weft::Result<Tensor>>;
     let mut maps: Vec<(String, Map, f32, f32)> = Vec::new();
+    let mut add = |name: &str, f: Map, range: f32, tol: f32| maps.push((name.to_string(), f, range, tol));
     for &op in UnaryOp::ALL {
         // GELU and GELU_QUICK come out of f16 tables: one f16 step apart at most.
         let tol = if matches!(op, UnaryOp::Gelu | UnaryOp::GeluQuick) { 1e-3 } else { TOL };
-        maps.push((op.name().to_string(), Box::new(move |c: &Context, a: &Tensor| c.unary(a, op, false)), 12.0, tol));
+        add(op.name(), Box::new(move |c: &Context, a: &Tensor| c.unary(a, op, false)), 12.0, tol);
     }
-    maps.push(("sqr".into(), Box::new(|c: &Context, a: &Tensor| c.sqr(a)), 3.0, TOL));
-    maps.push(("sqrt".into(), Box::new(|c: &Context, a: &Tensor| c.sqrt(&c.abs(a)?)), 3.0, TOL));
-    maps.push(("log".into(), Box::new(|c: &Context, a: &Tensor| c.log(&c.abs(a)?)), 3.0, TOL));
-    maps.push(("sin".into(), Box::new(|c: &Context, a: &Tensor| c.sin(a)), 6.5, TOL));
-    maps.push(("cos".into(), Box::new(|c: &Context, a: &Tensor| c.cos(a)), 6.5, TOL));
-    maps.push(("clamp".into(), Box::new(|c: &Context, a: &Tensor| c.clamp(a, -0.5, 0.25)), 1.0, 0.0));
-    maps.push(("leaky_relu".into(), Box::new(|c: &Context, a: &Tensor| c.leaky_relu(a, 0.1, false)), 1.0, TOL));
-    maps.push(("scale".into(), Box::new(|c: &Context, a: &Tensor| c.scale(a, -2.5)), 1.0, 0.0));
+    add("sqr", Box::new(|c: &Context, a: &Tensor| c.sqr(a)), 3.0, TOL);
+    add("sqrt", Box::new(|c: &Context, a: &Tensor| c.sqrt(&c.abs(a)?)), 3.0, TOL);
+    add("log", Box::new(|c: &Context, a: &Tensor| c.log(&c.abs(a)?)), 3.0, TOL);
+    add("sin", Box::new(|c: &Context, a: &Tensor| c.sin(a)), 6.5, TOL);
+    add("cos", Box::new(|c: &Context, a: &Tensor| c.cos(a)), 6.5, TOL);
+    add("clamp", Box::new(|c: &Context, a: &Tensor| c.clamp(a, -0.5, 0.25)), 1.0, 0.0);
+    add("leaky_relu", Box::new(|c: &Context, a: &Tensor| c.leaky_relu(a, 0.1, false)), 1.0, TOL);
+    add("scale", Box::new(|c: &Context, a: &Tensor| c.scale(a, -2.5)), 1.0, 0.0);
     for gpu in backends() {
         for (name, f, range, tol) in &maps {
             check_vs_cpu(&format!("{name} of a view with row gaps"), gpu.as_ref(), *tol, |ctx| {

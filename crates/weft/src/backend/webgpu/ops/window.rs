@@ -31,9 +31,9 @@ fn window(node: &Tensor) -> Option<Window> {
     let ne = b.ne();
     // The dims b actually steps, smallest stride first.
     let mut dims: Vec<(u32, u32, u32)> = Vec::new();
-    for d in 0..4 {
-        if ne[d] > 1 {
-            dims.push((el(bytes[d])?, u32::try_from(ne[d]).ok()?, d as u32));
+    for (d, (&n, &s)) in ne.iter().zip(&bytes).enumerate() {
+        if n > 1 {
+            dims.push((el(s)?, u32::try_from(n).ok()?, d as u32));
         }
     }
     dims.sort_by_key(|&(s, _, _)| s);

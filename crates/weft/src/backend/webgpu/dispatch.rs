@@ -107,6 +107,13 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants(), window::variants()]
-        .concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        window::variants(),
+    ]
+    .concat()
 }

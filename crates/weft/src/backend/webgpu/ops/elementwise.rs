@@ -88,13 +88,24 @@ pub fn key(op: Option<&'static str>, a: Io, b: Option<Io>, d: Io) -> PipelineKey
 
 /// The dispatch of `key` over dst = `node` with its first `nsrc` (1 or 2) sources, the op's
 /// scalars in `f` and `u`.
-pub fn plan(node: &Tensor, ctx: &GpuContext, key: PipelineKey, nsrc: u32, f: [f32; 4], u: [u32; 4]) -> Result<Dispatch> {
+pub fn plan(
+    node: &Tensor,
+    ctx: &GpuContext,
+    key: PipelineKey,
+    nsrc: u32,
+    f: [f32; 4],
+    u: [u32; 4],
+) -> Result<Dispatch> {
     let a = arg(ctx, src(node, 0)?, 1)?;
     let b = if nsrc == 2 { Some(arg(ctx, src(node, 1)?, 2)?) } else { None };
     let d = arg(ctx, node, nsrc + 1)?;
     let n = d.nelements;
     // D_PAIRED: one invocation per word holding an element of dst.
-    let invocations = if key.defines.iter().any(|(k, _)| *k == "D_PAIRED") { (d.elem_offset % 2).saturating_add(n).div_ceil(2) } else { n };
+    let invocations = if key.defines.iter().any(|(k, _)| *k == "D_PAIRED") {
+        (d.elem_offset % 2).saturating_add(n).div_ceil(2)
+    } else {
+        n
+    };
     let params = Params::header(&d, &[Some(&a), b.as_ref()], n).f32s(&f).u32s(&u).finish();
     let mut bindings = vec![a.binding];
     bindings.extend(b.map(|b| b.binding));

@@ -83,7 +83,8 @@ fn variant(node: &Tensor) -> Option<PipelineKey> {
         // The maps: f32 only, as ggml-cpu.
         _ => {
             let f = map_fn(op)?;
-            (ty == Type::F32 && same && writable(node, Io::F32)).then(|| elementwise::key(Some(f), Io::F32, None, Io::F32))
+            (ty == Type::F32 && same && writable(node, Io::F32))
+                .then(|| elementwise::key(Some(f), Io::F32, None, Io::F32))
         }
     }
 }
@@ -95,20 +96,12 @@ fn supports(node: &Tensor) -> bool {
 /// Every variant this kernel compiles, for the shader validation test.
 #[cfg(test)]
 pub fn variants() -> Vec<PipelineKey> {
-    let mut v: Vec<PipelineKey> = [
-        "op_scale",
-        "op_sqr",
-        "op_sqrt",
-        "op_log",
-        "op_sin",
-        "op_cos",
-        "op_clamp",
-        "op_leaky_relu",
-    ]
-    .into_iter()
-    .chain(UnaryOp::ALL.iter().map(|&u| unary_fn(u)))
-    .map(|f| elementwise::key(Some(f), Io::F32, None, Io::F32))
-    .collect();
+    let mut v: Vec<PipelineKey> =
+        ["op_scale", "op_sqr", "op_sqrt", "op_log", "op_sin", "op_cos", "op_clamp", "op_leaky_relu"]
+            .into_iter()
+            .chain(UnaryOp::ALL.iter().map(|&u| unary_fn(u)))
+            .map(|f| elementwise::key(Some(f), Io::F32, None, Io::F32))
+            .collect();
     for io in [Io::Raw32, Io::Raw16] {
         v.push(elementwise::key(Some("op_copy"), io, None, io));
         v.push(elementwise::key(Some("op_diag"), io, None, io));

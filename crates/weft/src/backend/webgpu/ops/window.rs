@@ -94,7 +94,8 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let (a, b, d) = (arg(ctx, src(node, 0)?, 1)?, arg(ctx, src(node, 1)?, 2)?, arg(ctx, node, 3)?);
     let n = d.nelements;
     let (off, nb, ne, dim) = w;
-    let params = Params::header(&d, &[Some(&a), Some(&b)], n).u32s(&nb).u32s(&ne).u32s(&dim).u32s(&[off, 0, 0, 0]).finish();
+    let params =
+        Params::header(&d, &[Some(&a), Some(&b)], n).u32s(&nb).u32s(&ne).u32s(&dim).u32s(&[off, 0, 0, 0]).finish();
     Ok(Some(Dispatch {
         key: key(matches!(node.op(), Op::Acc { .. })),
         params,

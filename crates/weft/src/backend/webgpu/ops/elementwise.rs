@@ -19,6 +19,8 @@ pub enum Io {
     Raw16,
 }
 
+/// The float ios, for the kernels' variant lists.
+#[cfg(test)]
 pub const FLOATS: [Io; 3] = [Io::F32, Io::F16, Io::Bf16];
 
 impl Io {

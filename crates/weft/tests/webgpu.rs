@@ -594,9 +594,11 @@ fn unsupported_ops_and_layouts_are_errors() {
     for gpu in backends() {
         let ctx = no_alloc_ctx();
         let a = ctx.new_tensor_1d(Type::F32, 8).expect("t");
-        let sq = ctx.sqr(&a).expect("sqr");
+        // The elementwise maps are f32 only (as ggml-cpu), the binaries float only.
         let h = ctx.new_tensor_1d(Type::F16, 8).expect("t");
-        let hh = ctx.add(&h, &h).expect("add f16");
+        let sq = ctx.sqr(&h).expect("sqr f16");
+        let i = ctx.new_tensor_1d(Type::I32, 8).expect("t");
+        let hh = ctx.add(&i, &i).expect("add i32");
         // An f32 view 2 bytes into a: not addressable as whole f32 elements.
         let odd = ctx.view_1d(&a, 3, 2).expect("view");
         let odd_scaled = ctx.scale(&odd, 2.0).expect("scale");

@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, cpy, fits_binding, flash_attn, get_rows, matmul, mul_mat_id, norm, out_prod, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, cpy, fits_binding, flash_attn, get_rows, matmul, mul_mat_id, norm, out_prod, softmax, unary, window, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -27,6 +27,9 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
 
         Op::Sqr
+        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
+        Op::Scale { .. }
+        | Op::Sqr
         | Op::Sqrt
         | Op::Log
         | Op::Sin
@@ -34,24 +37,38 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Clamp { .. }
         | Op::LeakyRelu { .. }
         | Op::Unary { .. }
+        | Op::Repeat
+        | Op::RepeatBack
+        | Op::Diag
+        | Op::DiagMaskInf { .. }
+        | Op::DiagMaskZero { .. } => Some(unary::KERNEL),
+        Op::Set { .. } | Op::Acc { .. } => Some(window::KERNEL),
+        Op::RmsNorm { .. } => Some(norm::KERNEL),
+        Op::SoftMax { .. } => Some(softmax::KERNEL),
+        Op::MulMat { .. } => Some(matmul::KERNEL),
+
+        Op::Dup
+        | Op::Cpy
+        | Op::Cont
         | Op::Sum
         | Op::SumRows
         | Op::Mean
         | Op::Norm { .. }
         | Op::Add1
         | Op::Acc { .. }
+        | Op::GetRows
         | Op::Argmax
         | Op::CountEqual
-        | Op::Repeat
-        | Op::RepeatBack
         | Op::Concat { .. }
-        | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
         | Op::Set { .. }
         | Op::Diag
         | Op::DiagMaskInf { .. }
         | Op::DiagMaskZero { .. }
+        | Op::MulMatId
+        | Op::OutProd
+        | Op::GetRowsBack
         | Op::SoftMaxBack
         | Op::Rope { .. }
         | Op::RopeBack { .. }
@@ -119,6 +136,7 @@ pub fn all_variants() -> Vec<PipelineKey> {
         flash_attn::variants(),
         mul_mat_id::variants(),
         out_prod::variants(),
+        window::variants(),
     ]
     .concat()
 }

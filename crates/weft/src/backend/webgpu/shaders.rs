@@ -39,6 +39,7 @@ shaders![
     "mul_mm",
 ];
 shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "dequant", "iq_tables", "any_row", "flash_attn", "mul_mat_id", "out_prod"];
+shaders!["common", "reduce", "elementwise", "set", "rms_norm", "soft_max", "mul_mat"];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

@@ -1,45 +1,58 @@
-//! ADD, SUB, MUL, DIV (f32) with ggml's broadcasting of b over a: binary.wgsl.
+//! Ops of two tensors, elementwise.wgsl with B: ADD, SUB, MUL, DIV with ggml's
+//! broadcasting of b over a, ADD1 (b a scalar) and SILU_BACK (f32). a, b and dst f32, f16
+//! or bf16 (dst a's type), any strides; 16-bit results need a contiguous dst.
 
-use super::{bind_node, grid_for_elements, is_f32, Dispatch, Kernel, Params, WG_ELEMENTWISE};
+use super::elementwise::{self, writable, Io};
+use super::{indexable, Dispatch, Kernel};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::op::Op;
 use crate::tensor::Tensor;
+use crate::types::Type;
 use crate::Result;
 
 pub const KERNEL: Kernel = Kernel { supports, plan };
 
-fn supports(node: &Tensor) -> bool {
-    is_f32(node.src(0)) && is_f32(node.src(1)) && is_f32(Some(node))
+/// The variant computing `node`, or None when this kernel cannot (types, shapes, layouts).
+fn variant(node: &Tensor) -> Option<PipelineKey> {
+    let (a, b) = (node.src(0)?, node.src(1)?);
+    let (ai, bi) = (Io::float(a.ty())?, Io::float(b.ty())?);
+    if !(indexable(a) && indexable(b) && a.same_shape(node) && node.ty() == a.ty() && writable(node, ai)) {
+        return None;
+    }
+    let (f, ok) = match node.op() {
+        Op::Add => ("op_add", b.can_repeat_to(a)),
+        Op::Sub => ("op_sub", b.can_repeat_to(a)),
+        Op::Mul => ("op_mul", b.can_repeat_to(a)),
+        Op::Div => ("op_div", b.can_repeat_to(a)),
+        // a + b for a scalar b (f32 or a's type): b repeats over every element.
+        Op::Add1 => ("op_add", b.is_scalar() && (b.ty() == Type::F32 || b.ty() == a.ty())),
+        Op::SiluBack => ("op_silu_back", a.ty() == Type::F32 && b.ty() == Type::F32 && b.same_shape(a)),
+        _ => return None,
+    };
+    ok.then(|| elementwise::key(Some(f), ai, Some(bi), ai))
 }
 
-/// The shader function of each op; the others never reach this kernel.
-fn op_fn(op: Op) -> &'static str {
-    match op {
-        Op::Sub => "op_sub",
-        Op::Mul => "op_mul",
-        Op::Div => "op_div",
-        _ => "op_add",
-    }
+fn supports(node: &Tensor) -> bool {
+    variant(node).is_some()
 }
 
 /// Every variant this kernel compiles, for the shader validation test.
 #[cfg(test)]
 pub fn variants() -> Vec<PipelineKey> {
-    [Op::Add, Op::Sub, Op::Mul, Op::Div].into_iter().map(key).collect()
-}
-
-fn key(op: Op) -> PipelineKey {
-    PipelineKey::new("binary", "main").define("OP", op_fn(op)).define("WG_SIZE", WG_ELEMENTWISE)
+    let mut v = Vec::new();
+    for f in ["op_add", "op_sub", "op_mul", "op_div"] {
+        for a in elementwise::FLOATS {
+            for b in elementwise::FLOATS {
+                v.push(elementwise::key(Some(f), a, Some(b), a));
+            }
+        }
+    }
+    v.push(elementwise::key(Some("op_silu_back"), Io::F32, Some(Io::F32), Io::F32));
+    v
 }
 
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
-    let ([a, b], d) = bind_node(ctx, node)?;
-    let n = d.nelements;
-    Ok(Some(Dispatch {
-        key: key(node.op()),
-        params: Params::header(&d, &[Some(&a), Some(&b)], n).finish(),
-        bindings: vec![a.binding, b.binding, d.binding],
-        groups: grid_for_elements(ctx, n, WG_ELEMENTWISE)?,
-    }))
+    let key = variant(node).ok_or_else(|| crate::backend::unsupported("WebGPU", node))?;
+    Ok(Some(elementwise::plan(node, ctx, key, 2, [0.0; 4], [0; 4])?))
 }

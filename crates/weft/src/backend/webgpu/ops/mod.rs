@@ -10,6 +10,7 @@ pub mod binary;
 pub mod cpy;
 pub mod get_rows;
 pub mod flash_attn;
+pub mod elementwise;
 pub mod matmul;
 pub mod mul_mat_id;
 pub mod norm;
@@ -17,6 +18,7 @@ pub mod out_prod;
 pub mod quant;
 pub mod softmax;
 pub mod unary;
+pub mod window;
 
 use super::buffer::WebGpuBuffer;
 use super::context::GpuContext;

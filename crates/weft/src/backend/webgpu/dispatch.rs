@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{adamw, binary, fits_binding, index, loss, matmul, norm, reduce, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -19,6 +19,18 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::RmsNorm { .. } => Some(norm::KERNEL),
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::Sum => Some(reduce::SUM),
+        Op::SumRows | Op::Mean => Some(reduce::SUM_ROWS),
+        Op::CountEqual => Some(reduce::COUNT_EQUAL),
+        Op::Argmax => Some(index::ARGMAX),
+        Op::Argsort { .. } => Some(index::ARGSORT),
+        Op::Norm { .. } => Some(norm::NORM),
+        Op::GroupNorm { .. } => Some(norm::GROUP_NORM),
+        Op::RmsNormBack { .. } => Some(norm::RMS_NORM_BACK),
+        Op::SoftMaxBack => Some(softmax::BACK),
+        Op::CrossEntropyLoss => Some(loss::LOSS),
+        Op::CrossEntropyLossBack => Some(loss::BACK),
+        Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
 
         Op::Dup
         | Op::Cpy
@@ -31,21 +43,13 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Clamp { .. }
         | Op::LeakyRelu { .. }
         | Op::Unary { .. }
-        | Op::Sum
-        | Op::SumRows
-        | Op::Mean
-        | Op::Norm { .. }
         | Op::GetRows
         | Op::Add1
         | Op::Acc { .. }
-        | Op::Argmax
-        | Op::CountEqual
         | Op::Repeat
         | Op::RepeatBack
         | Op::Concat { .. }
         | Op::SiluBack
-        | Op::RmsNormBack { .. }
-        | Op::GroupNorm { .. }
         | Op::MulMatId
         | Op::OutProd
         | Op::Set { .. }
@@ -53,7 +57,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Diag
         | Op::DiagMaskInf { .. }
         | Op::DiagMaskZero { .. }
-        | Op::SoftMaxBack
         | Op::Rope { .. }
         | Op::RopeBack { .. }
         | Op::ConvTranspose1d { .. }
@@ -67,7 +70,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Pad
         | Op::Arange { .. }
         | Op::TimestepEmbedding { .. }
-        | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
@@ -76,10 +78,7 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::WinUnpart { .. }
         | Op::GetRelPos
         | Op::AddRelPos { .. }
-        | Op::RwkvWkv
-        | Op::CrossEntropyLoss
-        | Op::CrossEntropyLossBack
-        | Op::OptStepAdamw { .. } => None,
+        | Op::RwkvWkv => None,
     }
 }
 
@@ -110,5 +109,16 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        reduce::variants(),
+        index::variants(),
+        loss::variants(),
+        adamw::variants(),
+    ]
+    .concat()
 }

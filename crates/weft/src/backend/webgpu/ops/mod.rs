@@ -6,9 +6,13 @@
 //! storage alignment, with the remaining elements passed as the tensor's element offset
 //! (ggml-webgpu does the same), so views at any element offset work.
 
+pub mod adamw;
 pub mod binary;
+pub mod index;
+pub mod loss;
 pub mod matmul;
 pub mod norm;
+pub mod reduce;
 pub mod softmax;
 pub mod unary;
 

@@ -92,7 +92,13 @@ fn close(x: f32, y: f32, tol: f32) -> bool {
 /// Compute the graph on `gpu` and a copy on the CPU `times` times (ops that update their
 /// inputs take a step each time), then compare every computed node and every input:
 /// |gpu - cpu| <= tol * (1 + |cpu|); integer outputs must be equal.
-fn check_vs_cpu_n(name: &str, gpu: &dyn Backend, tol: f32, times: usize, build: impl FnOnce(&Context) -> (Inputs, Tensor)) {
+fn check_vs_cpu_n(
+    name: &str,
+    gpu: &dyn Backend,
+    tol: f32,
+    times: usize,
+    build: impl FnOnce(&Context) -> (Inputs, Tensor),
+) {
     let c = case(gpu, build);
     let cpu = CpuBackend::new(2).expect("cpu");
     let copy = graph_copy(&cpu, &c.graph).expect("graph_copy");
@@ -109,7 +115,13 @@ fn check_vs_cpu_n(name: &str, gpu: &dyn Backend, tol: f32, times: usize, build: 
         let (gv, wv) = (logical(g), logical(w));
         let tol = if g.ty().is_integer() { 0.0 } else { tol };
         for (i, (&x, &y)) in gv.iter().zip(&wv).enumerate() {
-            assert!(close(x, y, tol), "{name} on {}: {} '{}' element {i}: gpu {x}, cpu {y}", gpu.name(), g.op().name(), g.label());
+            assert!(
+                close(x, y, tol),
+                "{name} on {}: {} '{}' element {i}: gpu {x}, cpu {y}",
+                gpu.name(),
+                g.op().name(),
+                g.label()
+            );
             if !x.is_nan() {
                 worst = worst.max((x - y).abs() / (1.0 + y.abs()));
             }
@@ -198,7 +210,8 @@ fn sums_by_hand() {
 fn argmax_and_count_equal_match_cpu() {
     for gpu in backends() {
         let g = gpu.as_ref();
-        for (ty, ne) in [(Type::F32, [10i64, 100]), (Type::F32, [3000, 5]), (Type::F16, [33, 9]), (Type::BF16, [64, 4])] {
+        for (ty, ne) in [(Type::F32, [10i64, 100]), (Type::F32, [3000, 5]), (Type::F16, [33, 9]), (Type::BF16, [64, 4])]
+        {
             check_vs_cpu(&format!("argmax {ty:?} {ne:?}"), g, 0.0, |ctx| {
                 let a = input(ctx, ty, &ne, 6);
                 (vec![a.clone()], ctx.argmax(&a.0).unwrap())
@@ -243,7 +256,9 @@ fn argsort_matches_cpu() {
         let g = gpu.as_ref();
         for order in [SortOrder::Asc, SortOrder::Desc] {
             // Workgroup-memory sort (rows padded to a power of two), then the in-dst sort.
-            for ne in [[8i64, 1, 1, 1], [1, 3, 1, 1], [60, 10, 10, 2], [1024, 3, 1, 1], [1025, 2, 1, 1], [3000, 3, 1, 1]] {
+            for ne in
+                [[8i64, 1, 1, 1], [1, 3, 1, 1], [60, 10, 10, 2], [1024, 3, 1, 1], [1025, 2, 1, 1], [3000, 3, 1, 1]]
+            {
                 check_vs_cpu(&format!("argsort {order:?} {ne:?}"), g, 0.0, |ctx| {
                     let a = input(ctx, Type::F32, &ne, 9);
                     (vec![a.clone()], ctx.argsort(&a.0, order).unwrap())

@@ -74,10 +74,7 @@ fn plan_argsort(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     // exceed any storage binding anyway).
     let n_pad = (s.ne()[0].max(1) as u64).next_power_of_two();
     if n_pad > 1 << 30 {
-        return Err(crate::Error::unsupported(format!(
-            "WebGPU: argsort rows of {} elements are too long",
-            s.ne()[0]
-        )));
+        return Err(crate::Error::unsupported(format!("WebGPU: argsort rows of {} elements are too long", s.ne()[0])));
     }
     let n_pad = n_pad as u32;
     let params = Params::header(&d, &[Some(&a)], rows).u32s(&[n_pad]).finish();

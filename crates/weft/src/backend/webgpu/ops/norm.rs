@@ -78,8 +78,7 @@ fn plan_group_norm(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> 
     let tasks = ne[3] as u64 * n_groups as u64;
     let tasks_u32 = u32::try_from(tasks)
         .map_err(|_| crate::Error::unsupported(format!("WebGPU: group_norm of {tasks} groups is too many")))?;
-    let params =
-        Params::header(&d, &[Some(&a)], tasks_u32).u32s(&[n_groups, per_group]).f32s(&[eps]).finish();
+    let params = Params::header(&d, &[Some(&a)], tasks_u32).u32s(&[n_groups, per_group]).f32s(&[eps]).finish();
     Ok(Some(Dispatch {
         key: key_of("group_norm"),
         params,

@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, cpy, fits_binding, flash_attn, get_rows, matmul, mul_mat_id, norm, out_prod, softmax, unary, window, Dispatch, Kernel};
+use super::ops::{adamw, binary, cpy, fits_binding, flash_attn, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, reduce, softmax, unary, window, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -25,6 +25,18 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::MulMatId => Some(mul_mat_id::KERNEL),
         Op::OutProd => Some(out_prod::KERNEL),
         Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
+        Op::Sum => Some(reduce::SUM),
+        Op::SumRows | Op::Mean => Some(reduce::SUM_ROWS),
+        Op::CountEqual => Some(reduce::COUNT_EQUAL),
+        Op::Argmax => Some(index::ARGMAX),
+        Op::Argsort { .. } => Some(index::ARGSORT),
+        Op::Norm { .. } => Some(norm::NORM),
+        Op::GroupNorm { .. } => Some(norm::GROUP_NORM),
+        Op::RmsNormBack { .. } => Some(norm::RMS_NORM_BACK),
+        Op::SoftMaxBack => Some(softmax::BACK),
+        Op::CrossEntropyLoss => Some(loss::LOSS),
+        Op::CrossEntropyLossBack => Some(loss::BACK),
+        Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
 
         Op::Sqr
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
@@ -62,6 +74,9 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Concat { .. }
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
+        | Op::SiluBack
+        | Op::MulMatId
+        | Op::OutProd
         | Op::Set { .. }
         | Op::Diag
         | Op::DiagMaskInf { .. }
@@ -84,6 +99,7 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Arange { .. }
         | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
+        | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
         | Op::SsmScan
@@ -91,10 +107,7 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::WinUnpart { .. }
         | Op::GetRelPos
         | Op::AddRelPos { .. }
-        | Op::RwkvWkv
-        | Op::CrossEntropyLoss
-        | Op::CrossEntropyLossBack
-        | Op::OptStepAdamw { .. } => None,
+        | Op::RwkvWkv => None,
     }
 }
 
@@ -137,6 +150,10 @@ pub fn all_variants() -> Vec<PipelineKey> {
         mul_mat_id::variants(),
         out_prod::variants(),
         window::variants(),
+        reduce::variants(),
+        index::variants(),
+        loss::variants(),
+        adamw::variants(),
     ]
     .concat()
 }

@@ -40,6 +40,19 @@ shaders![
 ];
 shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "dequant", "iq_tables", "any_row", "flash_attn", "mul_mat_id", "out_prod"];
 shaders!["common", "reduce", "elementwise", "set", "rms_norm", "soft_max", "mul_mat"];
+    "load_a",
+    "sum",
+    "sum_rows",
+    "count_equal",
+    "argmax",
+    "argsort",
+    "norm",
+    "group_norm",
+    "rms_norm_back",
+    "soft_max_back",
+    "cross_entropy_loss",
+    "cross_entropy_loss_back",
+    "opt_step_adamw",
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

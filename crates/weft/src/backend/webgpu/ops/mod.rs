@@ -6,16 +6,20 @@
 //! storage alignment, with the remaining elements passed as the tensor's element offset
 //! (ggml-webgpu does the same), so views at any element offset work.
 
+pub mod adamw;
 pub mod binary;
 pub mod cpy;
 pub mod get_rows;
 pub mod flash_attn;
 pub mod elementwise;
+pub mod index;
+pub mod loss;
 pub mod matmul;
 pub mod mul_mat_id;
 pub mod norm;
 pub mod out_prod;
 pub mod quant;
+pub mod reduce;
 pub mod softmax;
 pub mod unary;
 pub mod window;

@@ -1,8 +1,8 @@
 //! SOFT_MAX (f32, optional f32/f16 mask, scale, ALiBi): soft_max.wgsl, one workgroup per
 //! row. The ALiBi bases are computed here exactly as the CPU backend does; the shader only
-//! raises them to the head's power.
+//! raises them to the head's power. SOFT_MAX_BACK (f32): soft_max_back.wgsl, likewise.
 
-use super::{arg, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
+use super::{arg, bind_node, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::op::Op;
@@ -11,6 +11,28 @@ use crate::types::Type;
 use crate::Result;
 
 pub const KERNEL: Kernel = Kernel { supports, plan };
+pub const BACK: Kernel = Kernel { supports: supports_back, plan: plan_back };
+
+fn supports_back(node: &Tensor) -> bool {
+    let like = |t: Option<&Tensor>| t.is_some_and(|t| is_f32(Some(t)) && t.same_shape(node));
+    matches!(node.op(), Op::SoftMaxBack) && is_f32(Some(node)) && like(node.src(0)) && like(node.src(1))
+}
+
+fn back_key() -> PipelineKey {
+    PipelineKey::new("soft_max_back", "main").define("WG_SIZE", WG_ROWS)
+}
+
+fn plan_back(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
+    let ([a, b], d) = bind_node(ctx, node)?;
+    let rows = node.nrows() as u32;
+    let params = Params::header(&d, &[Some(&a), Some(&b)], rows).finish();
+    Ok(Some(Dispatch {
+        key: back_key(),
+        params,
+        bindings: vec![a.binding, b.binding, d.binding],
+        groups: grid(ctx, rows as u64)?,
+    }))
+}
 
 fn supports(node: &Tensor) -> bool {
     let mask_ok = node.src(1).is_none_or(|m| matches!(m.ty(), Type::F32 | Type::F16) && indexable(m));
@@ -23,7 +45,9 @@ fn supports(node: &Tensor) -> bool {
 /// Every variant this kernel compiles, for the shader validation test.
 #[cfg(test)]
 pub fn variants() -> Vec<PipelineKey> {
-    [None, Some(Type::F32), Some(Type::F16)].into_iter().map(key).collect()
+    let mut v: Vec<PipelineKey> = [None, Some(Type::F32), Some(Type::F16)].into_iter().map(key).collect();
+    v.push(back_key());
+    v
 }
 
 fn key(mask: Option<Type>) -> PipelineKey {

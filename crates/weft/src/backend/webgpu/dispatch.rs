@@ -4,6 +4,7 @@
 
 use super::context::GpuContext;
 use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{generate, place, rel_pos, rope};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -19,6 +20,12 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::RmsNorm { .. } => Some(norm::KERNEL),
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::Rope { .. } | Op::RopeBack { .. } => Some(rope::KERNEL),
+        Op::Concat { .. } | Op::Pad | Op::Upscale | Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos => {
+            Some(place::KERNEL)
+        }
+        Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
+        Op::AddRelPos { .. } => Some(rel_pos::KERNEL),
 
         Op::Dup
         | Op::Cpy
@@ -42,7 +49,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::CountEqual
         | Op::Repeat
         | Op::RepeatBack
-        | Op::Concat { .. }
         | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
@@ -54,8 +60,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::DiagMaskInf { .. }
         | Op::DiagMaskZero { .. }
         | Op::SoftMaxBack
-        | Op::Rope { .. }
-        | Op::RopeBack { .. }
         | Op::ConvTranspose1d { .. }
         | Op::Im2col { .. }
         | Op::Im2colBack { .. }
@@ -63,19 +67,11 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Pool1d { .. }
         | Op::Pool2d { .. }
         | Op::Pool2dBack { .. }
-        | Op::Upscale
-        | Op::Pad
-        | Op::Arange { .. }
-        | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
         | Op::SsmConv
         | Op::SsmScan
-        | Op::WinPart { .. }
-        | Op::WinUnpart { .. }
-        | Op::GetRelPos
-        | Op::AddRelPos { .. }
         | Op::RwkvWkv
         | Op::CrossEntropyLoss
         | Op::CrossEntropyLossBack
@@ -110,5 +106,16 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        rope::variants(),
+        place::variants(),
+        generate::variants(),
+        rel_pos::variants(),
+    ]
+    .concat()
 }

@@ -11,6 +11,11 @@ pub mod matmul;
 pub mod norm;
 pub mod softmax;
 pub mod unary;
+// ROPE/ROPE_BACK, the placing layout ops, ARANGE/TIMESTEP_EMBEDDING, ADD_REL_POS.
+pub mod generate;
+pub mod place;
+pub mod rel_pos;
+pub mod rope;
 
 use super::buffer::WebGpuBuffer;
 use super::context::GpuContext;

@@ -165,9 +165,12 @@ fn rope_matches_cpu() {
         for ty in [Type::F32, Type::F16] {
             // f16 results may round the other way after a last-bit difference in f32.
             let tol = if ty == Type::F16 { 2e-3 } else { 2e-5 };
-            for (ne, n_dims, mode) in [([128, 4, 3, 1], 128, 0), ([64, 5, 3, 2], 64, 2), ([80, 3, 4, 1], 20, 2), ([10, 3, 2, 1], 6, 0)]
+            for (ne, n_dims, mode) in
+                [([128, 4, 3, 1], 128, 0), ([64, 5, 3, 2], 64, 2), ([80, 3, 4, 1], 20, 2), ([10, 3, 2, 1], 6, 0)]
             {
-                for (fs, ef, af, n_ctx_orig) in [(1.0, 0.0, 1.0, 0), (1.4245, 0.7465, 1.4245, 0), (0.25, 1.0, 1.0, 4096)] {
+                for (fs, ef, af, n_ctx_orig) in
+                    [(1.0, 0.0, 1.0, 0), (1.4245, 0.7465, 1.4245, 0), (0.25, 1.0, 1.0, 4096)]
+                {
                     for ff in [false, true] {
                         let p = rope_params(n_dims, mode, fs, ef, af, n_ctx_orig);
                         let name = format!("rope {ty} {ne:?} n_dims {n_dims} mode {mode} fs {fs} ef {ef} ff {ff}");

@@ -20,7 +20,19 @@ macro_rules! shaders {
     };
 }
 
-shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat", "rope", "place", "generate", "add_rel_pos"];
+shaders![
+    "common",
+    "reduce",
+    "binary",
+    "unary",
+    "rms_norm",
+    "soft_max",
+    "mul_mat",
+    "rope",
+    "place",
+    "generate",
+    "add_rel_pos"
+];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

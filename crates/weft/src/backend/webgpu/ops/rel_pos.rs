@@ -40,7 +40,8 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let ph = arg(ctx, src(node, 2)?, 3)?;
     let d = arg(ctx, node, 4)?;
     let n = d.nelements;
-    let params = Params::header(&d, &[Some(&a), Some(&pw)], n).u32s(&ph.layout).u32s(&[ph.elem_offset, 0, 0, 0]).finish();
+    let params =
+        Params::header(&d, &[Some(&a), Some(&pw)], n).u32s(&ph.layout).u32s(&[ph.elem_offset, 0, 0, 0]).finish();
     Ok(Some(Dispatch {
         key: key(),
         params,

@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{adamw, binary, cpy, fits_binding, flash_attn, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, reduce, softmax, unary, window, Dispatch, Kernel};
+use super::ops::{adamw, binary, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, place, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -37,6 +37,12 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::CrossEntropyLoss => Some(loss::LOSS),
         Op::CrossEntropyLossBack => Some(loss::BACK),
         Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
+        Op::Rope { .. } | Op::RopeBack { .. } => Some(rope::KERNEL),
+        Op::Concat { .. } | Op::Pad | Op::Upscale | Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos => {
+            Some(place::KERNEL)
+        }
+        Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
+        Op::AddRelPos { .. } => Some(rel_pos::KERNEL),
 
         Op::Sqr
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
@@ -72,6 +78,9 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Argmax
         | Op::CountEqual
         | Op::Concat { .. }
+        | Op::Repeat
+        | Op::RepeatBack
+        | Op::SiluBack
         | Op::RmsNormBack { .. }
         | Op::GroupNorm { .. }
         | Op::SiluBack
@@ -85,8 +94,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::OutProd
         | Op::GetRowsBack
         | Op::SoftMaxBack
-        | Op::Rope { .. }
-        | Op::RopeBack { .. }
         | Op::ConvTranspose1d { .. }
         | Op::Im2col { .. }
         | Op::Im2colBack { .. }
@@ -94,10 +101,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Pool1d { .. }
         | Op::Pool2d { .. }
         | Op::Pool2dBack { .. }
-        | Op::Upscale
-        | Op::Pad
-        | Op::Arange { .. }
-        | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
@@ -108,6 +111,10 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::GetRelPos
         | Op::AddRelPos { .. }
         | Op::RwkvWkv => None,
+        | Op::RwkvWkv
+        | Op::CrossEntropyLoss
+        | Op::CrossEntropyLossBack
+        | Op::OptStepAdamw { .. } => None,
     }
 }
 
@@ -154,6 +161,10 @@ pub fn all_variants() -> Vec<PipelineKey> {
         index::variants(),
         loss::variants(),
         adamw::variants(),
+        rope::variants(),
+        place::variants(),
+        generate::variants(),
+        rel_pos::variants(),
     ]
     .concat()
 }

@@ -53,7 +53,10 @@ shaders!["common", "reduce", "elementwise", "set", "rms_norm", "soft_max", "mul_
     "cross_entropy_loss",
     "cross_entropy_loss_back",
     "opt_step_adamw",
-
+    "rope",
+    "place",
+    "generate",
+    "add_rel_pos",
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))
 }

@@ -23,6 +23,11 @@ pub mod reduce;
 pub mod softmax;
 pub mod unary;
 pub mod window;
+// ROPE/ROPE_BACK, the placing layout ops, ARANGE/TIMESTEP_EMBEDDING, ADD_REL_POS.
+pub mod generate;
+pub mod place;
+pub mod rel_pos;
+pub mod rope;
 
 use super::buffer::WebGpuBuffer;
 use super::context::GpuContext;

@@ -1,0 +1,348 @@
+#![cfg(feature = "webgpu")]
+//! The WebGPU kernels of ROPE / ROPE_BACK, the placing layout ops (CONCAT, PAD, UPSCALE,
+//! WIN_PART, WIN_UNPART, GET_REL_POS), ARANGE, TIMESTEP_EMBEDDING and ADD_REL_POS against
+//! the CPU backend computing the same graphs (every node compared elementwise), on every
+//! WebGPU device found. With none, tests print a note and pass, unless a lavapipe driver is
+//! installed or WEFT_REQUIRE_WEBGPU is set. (Harness helpers copied from webgpu.rs.)
+
+mod common;
+
+use std::sync::Arc;
+
+use common::rand_vec;
+use weft::alloc::{alloc_ctx_tensors, CtxBuffers};
+use weft::backend::compare::graph_copy;
+use weft::backend::cpu::CpuBackend;
+use weft::backend::{tensor_get, tensor_set, Backend, Device};
+use weft::op::RopeParams;
+use weft::types::convert::{from_f32, to_f32};
+use weft::{Context, ContextParams, Graph, Tensor, Type};
+
+// ---- harness ----
+
+fn lavapipe_installed() -> bool {
+    std::fs::read_dir("/usr/share/vulkan/icd.d")
+        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd")))
+        .unwrap_or(false)
+}
+
+fn gpu_devices() -> Vec<Arc<dyn Device>> {
+    let devs: Vec<_> = weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
+    if devs.is_empty() {
+        let required = std::env::var_os("WEFT_REQUIRE_WEBGPU").is_some() || lavapipe_installed();
+        assert!(!required, "no WebGPU device found, but lavapipe is installed or WEFT_REQUIRE_WEBGPU is set");
+        eprintln!("note: no WebGPU device found; skipping");
+    }
+    devs
+}
+
+fn backends() -> Vec<Arc<dyn Backend>> {
+    gpu_devices().iter().map(|d| d.init_backend("").expect("init_backend")).collect()
+}
+
+fn no_alloc_ctx() -> Context {
+    Context::new(ContextParams { mem_size: 16 << 20, no_alloc: true }).expect("context")
+}
+
+fn set(t: &Tensor, v: &[f32]) {
+    tensor_set(t, &from_f32(t.ty(), v).expect("from_f32"), 0).expect("tensor_set");
+}
+
+/// Elements of `t` in logical order (i0 fastest), following its strides.
+fn logical(t: &Tensor) -> Vec<f32> {
+    let mut raw = vec![0u8; t.nbytes()];
+    tensor_get(t, &mut raw, 0).expect("get");
+    let (ne, nb, es) = (t.ne(), t.nb(), t.element_size());
+    let mut out = Vec::with_capacity(t.nelements() as usize);
+    for i3 in 0..ne[3] as usize {
+        for i2 in 0..ne[2] as usize {
+            for i1 in 0..ne[1] as usize {
+                for i0 in 0..ne[0] as usize {
+                    let at = i0 * nb[0] + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+                    out.extend(to_f32(t.ty(), &raw[at..at + es]).expect("to_f32"));
+                }
+            }
+        }
+    }
+    out
+}
+
+struct Case {
+    _ctx: Context,
+    graph: Graph,
+    _buffers: CtxBuffers,
+}
+
+type Inputs = Vec<(Tensor, Vec<f32>)>;
+
+fn case(gpu: &dyn Backend, build: impl FnOnce(&Context) -> (Inputs, Tensor)) -> Case {
+    let ctx = no_alloc_ctx();
+    let (inputs, out) = build(&ctx);
+    let mut graph = ctx.new_graph().expect("graph");
+    graph.build_forward_expand(&out).expect("expand");
+    let buffers = alloc_ctx_tensors(&ctx, gpu).expect("alloc on WebGPU");
+    for (t, v) in &inputs {
+        set(t, v);
+    }
+    Case { _ctx: ctx, graph, _buffers: buffers }
+}
+
+/// Compute the graph on `gpu` and a copy on the CPU; every computed node must agree:
+/// |gpu - cpu| <= tol * (1 + |cpu|) (tol 0: bit for bit, NaNs alike). Returns the largest
+/// absolute difference.
+fn check_vs_cpu(name: &str, gpu: &dyn Backend, tol: f32, build: impl FnOnce(&Context) -> (Inputs, Tensor)) -> f32 {
+    let c = case(gpu, build);
+    for n in c.graph.nodes() {
+        assert!(gpu.supports_op(n), "{name}: {} must be supported on {}", n.op().name(), gpu.name());
+    }
+    let cpu = CpuBackend::new(2).expect("cpu");
+    let copy = graph_copy(&cpu, &c.graph).expect("graph_copy");
+    gpu.graph_compute(&c.graph).unwrap_or_else(|e| panic!("{name} on {}: {e}", gpu.name()));
+    cpu.graph_compute(&copy.graph).expect("cpu compute");
+    let (mut worst, mut n) = (0f32, 0);
+    for (g, w) in c.graph.nodes().iter().zip(copy.graph.nodes()) {
+        if g.op().kind().is_view() {
+            continue;
+        }
+        let (gv, wv) = (logical(g), logical(w));
+        assert_eq!(gv.len(), wv.len());
+        for (i, (x, y)) in gv.iter().zip(&wv).enumerate() {
+            let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tol * (1.0 + y.abs());
+            assert!(ok, "{name} on {}: node {} element {i}: gpu {x}, cpu {y}", gpu.name(), g.op().name());
+            if x.is_finite() && y.is_finite() {
+                worst = worst.max((x - y).abs());
+            }
+        }
+        n += gv.len();
+    }
+    println!("{:<8} {name:<56} elems {n:>7}  max abs {worst:.2e}", gpu.name());
+    worst
+}
+
+fn input(ctx: &Context, ty: Type, ne: &[i64], seed: u64) -> (Tensor, Vec<f32>) {
+    let t = ctx.new_tensor(ty, ne).expect("tensor");
+    let v = rand_vec(t.nelements() as usize, seed);
+    (t, v)
+}
+
+/// Integer-valued inputs (for i8/i32/i64 data and positions): 0..m.
+fn ints(ctx: &Context, ty: Type, ne: &[i64], m: u64, seed: u64) -> (Tensor, Vec<f32>) {
+    let (t, v) = input(ctx, ty, ne, seed);
+    let v = v.iter().map(|x| ((x + 1.0) * 0.5 * m as f32).floor().min(m as f32 - 1.0)).collect();
+    (t, v)
+}
+
+/// A view of shape `ne` into a tensor grown by `grow` per dim (the suite's non-contiguous
+/// inputs): returns the base tensor with its values, and the view.
+fn grown(ctx: &Context, ty: Type, ne: [i64; 4], grow: [i64; 4], seed: u64) -> ((Tensor, Vec<f32>), Tensor) {
+    let big: Vec<i64> = (0..4).map(|i| ne[i] * grow[i]).collect();
+    let base = input(ctx, ty, &big, seed);
+    let nb = base.0.nb();
+    let v = ctx.view_4d(&base.0, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], 0).expect("view");
+    (base, v)
+}
+
+// ---- ROPE / ROPE_BACK ----
+
+fn rope_params(n_dims: i32, mode: i32, fs: f32, ef: f32, af: f32, n_ctx_orig: i32) -> RopeParams {
+    RopeParams {
+        n_dims,
+        mode,
+        n_ctx_orig,
+        freq_base: 10000.0,
+        freq_scale: fs,
+        ext_factor: ef,
+        attn_factor: af,
+        beta_fast: 32.0,
+        beta_slow: 1.0,
+    }
+}
+
+#[test]
+fn rope_matches_cpu() {
+    for gpu in backends() {
+        let gpu = gpu.as_ref();
+        for ty in [Type::F32, Type::F16] {
+            // f16 results may round the other way after a last-bit difference in f32.
+            let tol = if ty == Type::F16 { 2e-3 } else { 2e-5 };
+            for (ne, n_dims, mode) in
+                [([128, 4, 3, 1], 128, 0), ([64, 5, 3, 2], 64, 2), ([80, 3, 4, 1], 20, 2), ([10, 3, 2, 1], 6, 0)]
+            {
+                for (fs, ef, af, n_ctx_orig) in
+                    [(1.0, 0.0, 1.0, 0), (1.4245, 0.7465, 1.4245, 0), (0.25, 1.0, 1.0, 4096)]
+                {
+                    for ff in [false, true] {
+                        let p = rope_params(n_dims, mode, fs, ef, af, n_ctx_orig);
+                        let name = format!("rope {ty} {ne:?} n_dims {n_dims} mode {mode} fs {fs} ef {ef} ff {ff}");
+                        check_vs_cpu(&name, gpu, tol, |ctx| {
+                            let a = input(ctx, ty, &ne, 1);
+                            let pos = ints(ctx, Type::I32, &[ne[2]], 512, 2);
+                            let f = ff.then(|| {
+                                let (t, v) = input(ctx, Type::F32, &[(n_dims / 2) as i64], 3);
+                                (t, v.iter().map(|x| 1.0 + 0.1 * x).collect::<Vec<_>>())
+                            });
+                            let out = ctx.rope_ext(&a.0, &pos.0, f.as_ref().map(|f| &f.0), p, false).expect("rope");
+                            let back = ctx.rope_back(&out, &pos.0, f.as_ref().map(|f| &f.0), p).expect("rope_back");
+                            let mut ins = vec![a, pos];
+                            ins.extend(f);
+                            (ins, back)
+                        });
+                    }
+                }
+            }
+            // A non-contiguous source (the suite's v=1), and in place.
+            let p = rope_params(32, 2, 1.0, 0.0, 1.0, 0);
+            check_vs_cpu(&format!("rope {ty} view of a grown tensor"), gpu, tol, |ctx| {
+                let (base, a) = grown(ctx, ty, [32, 5, 3, 1], [2, 4, 3, 1], 4);
+                let pos = ints(ctx, Type::I32, &[3], 512, 5);
+                let out = ctx.rope_ext(&a, &pos.0, None, p, false).expect("rope");
+                (vec![base, pos], out)
+            });
+            let p = rope_params(16, 0, 1.0, 0.0, 1.0, 0);
+            check_vs_cpu(&format!("rope {ty} in place, odd rows"), gpu, tol, |ctx| {
+                let a = input(ctx, ty, &[17, 3, 2], 6);
+                let pos = ints(ctx, Type::I32, &[2], 512, 7);
+                let out = ctx.rope_ext(&a.0, &pos.0, None, p, true).expect("rope");
+                (vec![a, pos], out)
+            });
+        }
+    }
+}
+
+// ---- layout ops ----
+
+#[test]
+fn placing_ops_match_cpu_bit_for_bit() {
+    for gpu in backends() {
+        let gpu = gpu.as_ref();
+        for ty in [Type::F32, Type::I32, Type::F16, Type::BF16, Type::I8, Type::I16, Type::I64] {
+            let int = !matches!(ty, Type::F32 | Type::F16 | Type::BF16);
+            let make = |ctx: &Context, ne: &[i64], seed: u64| {
+                if int {
+                    ints(ctx, ty, ne, 100, seed)
+                } else {
+                    input(ctx, ty, ne, seed)
+                }
+            };
+            for dim in 0..4 {
+                check_vs_cpu(&format!("concat {ty} dim {dim}, non-contiguous b"), gpu, 0.0, |ctx| {
+                    let a = make(ctx, &[5, 4, 3, 2], 1);
+                    let mut nb = [5, 4, 3, 2];
+                    nb[dim] = 3;
+                    let (b_base, b) = grown(ctx, ty, nb, [3, 2, 4, 1], 2);
+                    let v = b_base.1.iter().map(|x| if int { ((x + 1.0) * 50.0).floor() } else { *x }).collect();
+                    let b_base = (b_base.0, v);
+                    let out = ctx.concat(&a.0, &b, dim as i32).expect("concat");
+                    (vec![a, b_base], out)
+                });
+            }
+            check_vs_cpu(&format!("pad {ty}"), gpu, 0.0, |ctx| {
+                let a = make(ctx, &[7, 5, 2, 1], 3);
+                let out = ctx.pad(&a.0, 1, 2, 1, 0).expect("pad");
+                (vec![a], out)
+            });
+            check_vs_cpu(&format!("upscale {ty} x2, transposed a"), gpu, 0.0, |ctx| {
+                let a = make(ctx, &[6, 5, 3, 1], 4);
+                let at = ctx.transpose(&a.0).expect("transpose");
+                let out = ctx.upscale(&at, 2).expect("upscale");
+                (vec![a], out)
+            });
+            check_vs_cpu(&format!("upscale_ext {ty}"), gpu, 0.0, |ctx| {
+                let a = make(ctx, &[2, 5, 7, 11], 5);
+                let out = ctx.upscale_ext(&a.0, 5, 7, 11, 13).expect("upscale_ext");
+                (vec![a], out)
+            });
+        }
+        // WIN_PART / WIN_UNPART (f32), with padding windows, and back.
+        for (c, w0, h0, w) in [(3, 10, 7, 4), (2, 8, 8, 4), (5, 3, 9, 2)] {
+            check_vs_cpu(&format!("win_part/unpart [{c},{w0},{h0}] w {w}"), gpu, 0.0, |ctx| {
+                let a = input(ctx, Type::F32, &[c, w0, h0, 1], 6);
+                let parts = ctx.win_part(&a.0, w).expect("win_part");
+                let back = ctx.win_unpart(&parts, w0 as i32, h0 as i32, w).expect("win_unpart");
+                (vec![a], back)
+            });
+        }
+        // GET_REL_POS (f16).
+        for qh in [1, 4, 7] {
+            check_vs_cpu(&format!("get_rel_pos qh {qh}"), gpu, 0.0, |ctx| {
+                let a = input(ctx, Type::F16, &[5, 2 * qh - 1], 7);
+                let out = ctx.get_rel_pos(&a.0, qh as i32, qh as i32).expect("get_rel_pos");
+                (vec![a], out)
+            });
+        }
+    }
+}
+
+// ---- generated values ----
+
+#[test]
+fn arange_and_timestep_embedding_match_cpu() {
+    for gpu in backends() {
+        let gpu = gpu.as_ref();
+        for (start, stop, step) in [(0.0, 10.0, 1.0), (-3.5, 100.25, 0.37), (1.0, 2.0, 0.001)] {
+            check_vs_cpu(&format!("arange {start}..{stop} step {step}"), gpu, 1e-6, |ctx| {
+                (vec![], ctx.arange(start, stop, step).expect("arange"))
+            });
+        }
+        for ty in [Type::F32, Type::F16, Type::BF16] {
+            for (n, dim, max_period) in [(2, 320, 10000), (5, 7, 100), (3, 1, 10)] {
+                check_vs_cpu(&format!("timestep_embedding {ty} n {n} dim {dim}"), gpu, 2e-5, |ctx| {
+                    let t = input(ctx, ty, &[n], 8);
+                    let t = (t.0, t.1.iter().map(|x| x * 50.0).collect());
+                    let out = ctx.timestep_embedding(&t.0, dim, max_period).expect("timestep");
+                    (vec![t], out)
+                });
+            }
+        }
+    }
+}
+
+// ---- ADD_REL_POS ----
+
+#[test]
+fn add_rel_pos_matches_cpu() {
+    for gpu in backends() {
+        let gpu = gpu.as_ref();
+        for inplace in [false, true] {
+            // a [n*n, ne1*ne2, ne3] with pw, ph [n, ne1, ne2, ne3]; and a.ne[3] = 2 (rows past
+            // pw's copied).
+            for (n, ne1, ne2, ne3, a3) in [(4, 3, 2, 2, 1), (3, 2, 2, 1, 2)] {
+                check_vs_cpu(&format!("add_rel_pos n {n} inplace {inplace} a.ne3 {a3}"), gpu, 0.0, |ctx| {
+                    let a = input(ctx, Type::F32, &[n * n, ne1 * ne2, ne3, a3], 9);
+                    let pw = input(ctx, Type::F32, &[n, ne1, ne2, ne3], 10);
+                    let ph = input(ctx, Type::F32, &[n, ne1, ne2, ne3], 11);
+                    let out = ctx.add_rel_pos(&a.0, &pw.0, &ph.0, inplace).expect("add_rel_pos");
+                    (vec![a, pw, ph], out)
+                });
+            }
+        }
+    }
+}
+
+// ---- limits ----
+
+/// Tensors over the device's storage binding limit are refused by supports_op (no kernel
+/// here splits bindings), not left to fail in wgpu's validation.
+#[test]
+fn tensors_over_the_binding_limit_are_refused() {
+    for d in gpu_devices() {
+        let props: std::collections::HashMap<_, _> = d.properties().into_iter().collect();
+        let max: i64 = props["max_storage_buffer_binding_size"].parse().expect("number");
+        let ctx = no_alloc_ctx();
+        // An f32 tensor one row over the limit, and the same op on a small one.
+        let rows = max / (4 * 1024) + 1;
+        let big = ctx.new_tensor_2d(Type::F32, 1024, rows).expect("t");
+        let small = ctx.new_tensor_2d(Type::F32, 1024, 2).expect("t");
+        let pos = ctx.new_tensor_1d(Type::I32, 1).expect("t");
+        for a in [&big, &small] {
+            let ok = !std::ptr::eq(a, &big);
+            let pad = ctx.pad(a, 1, 0, 0, 0).expect("pad");
+            let cat = ctx.concat(a, a, 1).expect("concat");
+            let r3 = ctx.reshape_3d(a, 1024, a.ne()[1], 1).expect("reshape");
+            let rope = ctx.rope_ext(&r3, &pos, None, rope_params(64, 0, 1.0, 0.0, 1.0, 0), false).expect("rope");
+            for t in [&pad, &cat, &rope] {
+                assert_eq!(d.supports_op(t), ok, "{} on {} ({:?})", t.op().name(), d.name(), t.ne());
+            }
+        }
+    }
+}

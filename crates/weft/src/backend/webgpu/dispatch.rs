@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{binary, fits_binding, matmul, norm, softmax, unary, Dispatch, Kernel};
+use super::ops::{binary, conv, fits_binding, matmul, norm, pool, recurrent, softmax, unary, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -19,6 +19,14 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         Op::RmsNorm { .. } => Some(norm::KERNEL),
         Op::SoftMax { .. } => Some(softmax::KERNEL),
         Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::Im2col { .. } => Some(conv::IM2COL),
+        Op::Im2colBack { .. } => Some(conv::IM2COL_BACK),
+        Op::ConvTranspose1d { .. } | Op::ConvTranspose2d { .. } => Some(conv::CONV_TRANSPOSE),
+        Op::Pool1d { .. } | Op::Pool2d { .. } => Some(pool::POOL),
+        Op::Pool2dBack { .. } => Some(pool::POOL_BACK),
+        Op::SsmConv => Some(recurrent::SSM_CONV),
+        Op::SsmScan => Some(recurrent::SSM_SCAN),
+        Op::RwkvWkv => Some(recurrent::RWKV_WKV),
 
         Op::Dup
         | Op::Cpy
@@ -56,13 +64,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::SoftMaxBack
         | Op::Rope { .. }
         | Op::RopeBack { .. }
-        | Op::ConvTranspose1d { .. }
-        | Op::Im2col { .. }
-        | Op::Im2colBack { .. }
-        | Op::ConvTranspose2d { .. }
-        | Op::Pool1d { .. }
-        | Op::Pool2d { .. }
-        | Op::Pool2dBack { .. }
         | Op::Upscale
         | Op::Pad
         | Op::Arange { .. }
@@ -70,13 +71,10 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
-        | Op::SsmConv
-        | Op::SsmScan
         | Op::WinPart { .. }
         | Op::WinUnpart { .. }
         | Op::GetRelPos
         | Op::AddRelPos { .. }
-        | Op::RwkvWkv
         | Op::CrossEntropyLoss
         | Op::CrossEntropyLossBack
         | Op::OptStepAdamw { .. } => None,
@@ -110,5 +108,15 @@ pub fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 /// Every pipeline variant any kernel compiles: the shader test validates each.
 #[cfg(test)]
 pub fn all_variants() -> Vec<PipelineKey> {
-    [binary::variants(), unary::variants(), norm::variants(), softmax::variants(), matmul::variants()].concat()
+    [
+        binary::variants(),
+        unary::variants(),
+        norm::variants(),
+        softmax::variants(),
+        matmul::variants(),
+        conv::variants(),
+        pool::variants(),
+        recurrent::variants(),
+    ]
+    .concat()
 }

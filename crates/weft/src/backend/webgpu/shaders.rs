@@ -20,7 +20,23 @@ macro_rules! shaders {
     };
 }
 
-shaders!["common", "reduce", "binary", "unary", "rms_norm", "soft_max", "mul_mat"];
+shaders![
+    "common",
+    "reduce",
+    "binary",
+    "unary",
+    "rms_norm",
+    "soft_max",
+    "mul_mat",
+    "im2col",
+    "im2col_back",
+    "conv_transpose",
+    "pool",
+    "pool_back",
+    "ssm_conv",
+    "ssm_scan",
+    "rwkv_wkv",
+];
 
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))

@@ -7,8 +7,11 @@
 //! (ggml-webgpu does the same), so views at any element offset work.
 
 pub mod binary;
+pub mod conv;
 pub mod matmul;
 pub mod norm;
+pub mod pool;
+pub mod recurrent;
 pub mod softmax;
 pub mod unary;
 

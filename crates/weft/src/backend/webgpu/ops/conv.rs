@@ -17,9 +17,8 @@ pub const IM2COL_BACK: Kernel = Kernel { supports: im2col_back_supports, plan: i
 pub const CONV_TRANSPOSE: Kernel = Kernel { supports: conv_transpose_supports, plan: conv_transpose_plan };
 
 /// `a` as a shader sees it when its layout is replaced by a 4-D one whose dim i is a's dim
-/// `dims[i]`, or a unit dim (size 1, stride 0) for None. Shared with the other kernels of
-/// this slice.
-pub fn as_4d(mut a: Arg, dims: [Option<usize>; MAX_DIMS]) -> Arg {
+/// `dims[i]`, or a unit dim (size 1, stride 0) for None.
+fn as_4d(mut a: Arg, dims: [Option<usize>; MAX_DIMS]) -> Arg {
     a.layout = view(a.layout, dims);
     a
 }
@@ -207,11 +206,7 @@ fn conv_transpose_supports(node: &Tensor) -> bool {
         }
         // a [Kw, Kh, Cout, Cin], b [W, H, Cin, N] -> dst [(W-1)*s + Kw, (H-1)*s + Kh, Cout, N].
         _ => {
-            an[3] == bn[2]
-                && dn[2] <= an[2]
-                && dn[3] <= bn[3]
-                && fits(bn[0], an[0], dn[0])
-                && fits(bn[1], an[1], dn[1])
+            an[3] == bn[2] && dn[2] <= an[2] && dn[3] <= bn[3] && fits(bn[0], an[0], dn[0]) && fits(bn[1], an[1], dn[1])
         }
     }
 }

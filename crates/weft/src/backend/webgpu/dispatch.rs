@@ -3,7 +3,7 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{adamw, binary, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, place, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel};
+use super::ops::{adamw, binary, conv, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, place, pool, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
@@ -43,6 +43,14 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         }
         Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
         Op::AddRelPos { .. } => Some(rel_pos::KERNEL),
+        Op::Im2col { .. } => Some(conv::IM2COL),
+        Op::Im2colBack { .. } => Some(conv::IM2COL_BACK),
+        Op::ConvTranspose1d { .. } | Op::ConvTranspose2d { .. } => Some(conv::CONV_TRANSPOSE),
+        Op::Pool1d { .. } | Op::Pool2d { .. } => Some(pool::POOL),
+        Op::Pool2dBack { .. } => Some(pool::POOL_BACK),
+        Op::SsmConv => Some(recurrent::SSM_CONV),
+        Op::SsmScan => Some(recurrent::SSM_SCAN),
+        Op::RwkvWkv => Some(recurrent::RWKV_WKV),
 
         Op::Sqr
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
@@ -101,11 +109,15 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::Pool1d { .. }
         | Op::Pool2d { .. }
         | Op::Pool2dBack { .. }
+        | Op::Rope { .. }
+        | Op::RopeBack { .. }
+        | Op::Upscale
+        | Op::Pad
+        | Op::Arange { .. }
+        | Op::TimestepEmbedding { .. }
         | Op::Argsort { .. }
         | Op::FlashAttnExt { .. }
         | Op::FlashAttnBack { .. }
-        | Op::SsmConv
-        | Op::SsmScan
         | Op::WinPart { .. }
         | Op::WinUnpart { .. }
         | Op::GetRelPos
@@ -165,6 +177,9 @@ pub fn all_variants() -> Vec<PipelineKey> {
         place::variants(),
         generate::variants(),
         rel_pos::variants(),
+        conv::variants(),
+        pool::variants(),
+        recurrent::variants(),
     ]
     .concat()
 }

@@ -57,6 +57,15 @@ shaders!["common", "reduce", "elementwise", "set", "rms_norm", "soft_max", "mul_
     "place",
     "generate",
     "add_rel_pos",
+    "im2col",
+    "im2col_back",
+    "conv_transpose",
+    "pool",
+    "pool_back",
+    "ssm_conv",
+    "ssm_scan",
+    "rwkv_wkv",
+
 pub fn shader(name: &str) -> Result<&'static Shader> {
     SHADERS.iter().find(|s| s.name == name).ok_or_else(|| Error::backend(format!("WebGPU: no shader named '{name}'")))
 }

@@ -14,45 +14,6 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
     match op {
         Op::None | Op::Reshape | Op::View { .. } | Op::Permute { .. } | Op::Transpose => Some(NOOP),
 
-        Op::Add | Op::Sub | Op::Mul | Op::Div => Some(binary::KERNEL),
-        Op::Scale { .. } => Some(unary::KERNEL),
-        Op::RmsNorm { .. } => Some(norm::KERNEL),
-        Op::SoftMax { .. } => Some(softmax::KERNEL),
-        Op::MulMat { .. } => Some(matmul::KERNEL),
-        Op::Dup | Op::Cpy | Op::Cont => Some(cpy::KERNEL),
-        Op::GetRows => Some(get_rows::KERNEL),
-        Op::GetRowsBack => Some(get_rows::BACK),
-        Op::MulMatId => Some(mul_mat_id::KERNEL),
-        Op::OutProd => Some(out_prod::KERNEL),
-        Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
-        Op::Sum => Some(reduce::SUM),
-        Op::SumRows | Op::Mean => Some(reduce::SUM_ROWS),
-        Op::CountEqual => Some(reduce::COUNT_EQUAL),
-        Op::Argmax => Some(index::ARGMAX),
-        Op::Argsort { .. } => Some(index::ARGSORT),
-        Op::Norm { .. } => Some(norm::NORM),
-        Op::GroupNorm { .. } => Some(norm::GROUP_NORM),
-        Op::RmsNormBack { .. } => Some(norm::RMS_NORM_BACK),
-        Op::SoftMaxBack => Some(softmax::BACK),
-        Op::CrossEntropyLoss => Some(loss::LOSS),
-        Op::CrossEntropyLossBack => Some(loss::BACK),
-        Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
-        Op::Rope { .. } | Op::RopeBack { .. } => Some(rope::KERNEL),
-        Op::Concat { .. } | Op::Pad | Op::Upscale | Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos => {
-            Some(place::KERNEL)
-        }
-        Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
-        Op::AddRelPos { .. } => Some(rel_pos::KERNEL),
-        Op::Im2col { .. } => Some(conv::IM2COL),
-        Op::Im2colBack { .. } => Some(conv::IM2COL_BACK),
-        Op::ConvTranspose1d { .. } | Op::ConvTranspose2d { .. } => Some(conv::CONV_TRANSPOSE),
-        Op::Pool1d { .. } | Op::Pool2d { .. } => Some(pool::POOL),
-        Op::Pool2dBack { .. } => Some(pool::POOL_BACK),
-        Op::SsmConv => Some(recurrent::SSM_CONV),
-        Op::SsmScan => Some(recurrent::SSM_SCAN),
-        Op::RwkvWkv => Some(recurrent::RWKV_WKV),
-
-        Op::Sqr
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Add1 | Op::SiluBack => Some(binary::KERNEL),
         Op::Scale { .. }
         | Op::Sqr
@@ -69,64 +30,48 @@ fn kernel_for(op: &Op) -> Option<Kernel> {
         | Op::DiagMaskInf { .. }
         | Op::DiagMaskZero { .. } => Some(unary::KERNEL),
         Op::Set { .. } | Op::Acc { .. } => Some(window::KERNEL),
-        Op::RmsNorm { .. } => Some(norm::KERNEL),
-        Op::SoftMax { .. } => Some(softmax::KERNEL),
-        Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::Dup | Op::Cpy | Op::Cont => Some(cpy::KERNEL),
+        Op::GetRows => Some(get_rows::KERNEL),
+        Op::GetRowsBack => Some(get_rows::BACK),
 
-        Op::Dup
-        | Op::Cpy
-        | Op::Cont
-        | Op::Sum
-        | Op::SumRows
-        | Op::Mean
-        | Op::Norm { .. }
-        | Op::Add1
-        | Op::Acc { .. }
-        | Op::GetRows
-        | Op::Argmax
-        | Op::CountEqual
-        | Op::Concat { .. }
-        | Op::Repeat
-        | Op::RepeatBack
-        | Op::SiluBack
-        | Op::RmsNormBack { .. }
-        | Op::GroupNorm { .. }
-        | Op::SiluBack
-        | Op::MulMatId
-        | Op::OutProd
-        | Op::Set { .. }
-        | Op::Diag
-        | Op::DiagMaskInf { .. }
-        | Op::DiagMaskZero { .. }
-        | Op::MulMatId
-        | Op::OutProd
-        | Op::GetRowsBack
-        | Op::SoftMaxBack
-        | Op::ConvTranspose1d { .. }
-        | Op::Im2col { .. }
-        | Op::Im2colBack { .. }
-        | Op::ConvTranspose2d { .. }
-        | Op::Pool1d { .. }
-        | Op::Pool2d { .. }
-        | Op::Pool2dBack { .. }
-        | Op::Rope { .. }
-        | Op::RopeBack { .. }
-        | Op::Upscale
-        | Op::Pad
-        | Op::Arange { .. }
-        | Op::TimestepEmbedding { .. }
-        | Op::Argsort { .. }
-        | Op::FlashAttnExt { .. }
-        | Op::FlashAttnBack { .. }
-        | Op::WinPart { .. }
-        | Op::WinUnpart { .. }
-        | Op::GetRelPos
-        | Op::AddRelPos { .. }
-        | Op::RwkvWkv => None,
-        | Op::RwkvWkv
-        | Op::CrossEntropyLoss
-        | Op::CrossEntropyLossBack
-        | Op::OptStepAdamw { .. } => None,
+        Op::Sum => Some(reduce::SUM),
+        Op::SumRows | Op::Mean => Some(reduce::SUM_ROWS),
+        Op::CountEqual => Some(reduce::COUNT_EQUAL),
+        Op::Argmax => Some(index::ARGMAX),
+        Op::Argsort { .. } => Some(index::ARGSORT),
+        Op::RmsNorm { .. } => Some(norm::KERNEL),
+        Op::Norm { .. } => Some(norm::NORM),
+        Op::GroupNorm { .. } => Some(norm::GROUP_NORM),
+        Op::RmsNormBack { .. } => Some(norm::RMS_NORM_BACK),
+        Op::SoftMax { .. } => Some(softmax::KERNEL),
+        Op::SoftMaxBack => Some(softmax::BACK),
+        Op::CrossEntropyLoss => Some(loss::LOSS),
+        Op::CrossEntropyLossBack => Some(loss::BACK),
+        Op::OptStepAdamw { .. } => Some(adamw::KERNEL),
+
+        Op::Rope { .. } | Op::RopeBack { .. } => Some(rope::KERNEL),
+        Op::Concat { .. } | Op::Pad | Op::Upscale | Op::WinPart { .. } | Op::WinUnpart { .. } | Op::GetRelPos => {
+            Some(place::KERNEL)
+        }
+        Op::Arange { .. } | Op::TimestepEmbedding { .. } => Some(generate::KERNEL),
+        Op::AddRelPos { .. } => Some(rel_pos::KERNEL),
+
+        Op::Im2col { .. } => Some(conv::IM2COL),
+        Op::Im2colBack { .. } => Some(conv::IM2COL_BACK),
+        Op::ConvTranspose1d { .. } | Op::ConvTranspose2d { .. } => Some(conv::CONV_TRANSPOSE),
+        Op::Pool1d { .. } | Op::Pool2d { .. } => Some(pool::POOL),
+        Op::Pool2dBack { .. } => Some(pool::POOL_BACK),
+        Op::SsmConv => Some(recurrent::SSM_CONV),
+        Op::SsmScan => Some(recurrent::SSM_SCAN),
+        Op::RwkvWkv => Some(recurrent::RWKV_WKV),
+
+        Op::MulMat { .. } => Some(matmul::KERNEL),
+        Op::MulMatId => Some(mul_mat_id::KERNEL),
+        Op::OutProd => Some(out_prod::KERNEL),
+        Op::FlashAttnExt { .. } => Some(flash_attn::KERNEL),
+
+        // ggml has no GPU kernel for it either: autodiff of flash attention is unimplemented.
+        Op::FlashAttnBack { .. } => None,
     }
 }
 

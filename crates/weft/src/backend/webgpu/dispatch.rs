@@ -3,7 +3,10 @@
 //! shader yet, so supports_op says false and compute reports it unsupported).
 
 use super::context::GpuContext;
-use super::ops::{adamw, binary, conv, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm, out_prod, place, pool, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel};
+use super::ops::{
+    adamw, binary, conv, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm,
+    out_prod, place, pool, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel,
+};
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};

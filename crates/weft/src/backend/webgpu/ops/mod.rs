@@ -8,21 +8,21 @@
 
 pub mod adamw;
 pub mod binary;
+pub mod conv;
 pub mod cpy;
-pub mod get_rows;
-pub mod flash_attn;
 pub mod elementwise;
+pub mod flash_attn;
+pub mod get_rows;
 pub mod index;
 pub mod loss;
-pub mod conv;
 pub mod matmul;
 pub mod mul_mat_id;
 pub mod norm;
 pub mod out_prod;
-pub mod quant;
-pub mod reduce;
 pub mod pool;
+pub mod quant;
 pub mod recurrent;
+pub mod reduce;
 pub mod softmax;
 pub mod unary;
 pub mod window;

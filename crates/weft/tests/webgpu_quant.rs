@@ -222,7 +222,7 @@ fn cpy_out_of_and_into_quantized_types_matches_cpu() {
             for src in [Type::F32, Type::F16] {
                 check(&format!("cpy permuted {src} -> {ty}"), gpu.as_ref(), 0.0, |ctx| {
                     let a = ctx.new_tensor_3d(src, 64, 3, 5).expect("a");
-                    let ap = ctx.permute(&a, 0, 2, 1, 3).expect("permute");
+                    let ap = ctx.permute(&a, [0, 2, 1, 3]).expect("permute");
                     let d = ctx.new_tensor_3d(ty, 64, 5, 3).expect("d");
                     let out = ctx.cpy(&ap, &d).expect("cpy");
                     let mut v = rand_vec(64 * 15, 31);

@@ -140,7 +140,18 @@ fn flash(f: &Fa) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) + '_ {
 }
 
 fn fa(d: i64, n_kv: i64) -> Fa {
-    Fa { d, n_kv, nq1: 3, heads: 4, kv_heads: 4, mask: true, max_bias: 0.0, softcap: 0.0, q_ty: Type::F32, kv_ty: Type::F16 }
+    Fa {
+        d,
+        n_kv,
+        nq1: 3,
+        heads: 4,
+        kv_heads: 4,
+        mask: true,
+        max_bias: 0.0,
+        softcap: 0.0,
+        q_ty: Type::F32,
+        kv_ty: Type::F16,
+    }
 }
 
 // The CPU accumulates f16 values in an f16 vector (rounded after every key): a few 1e-4.
@@ -154,7 +165,12 @@ fn flash_attn_matches_cpu_on_edge_shapes() {
         check("fa d=40 n_kv=70 no mask", g, TOL_FA, &flash(&Fa { mask: false, ..fa(40, 70) }));
         check("fa d=320 (two vec4 per invocation)", g, TOL_FA, &flash(&fa(320, 130)));
         check("fa grouped heads 8 q on 2 kv", g, TOL_FA, &flash(&Fa { heads: 8, kv_heads: 2, ..fa(64, 100) }));
-        check("fa alibi max_bias=8, 6 heads", g, TOL_FA, &flash(&Fa { heads: 6, kv_heads: 6, max_bias: 8.0, ..fa(32, 90) }));
+        check(
+            "fa alibi max_bias=8, 6 heads",
+            g,
+            TOL_FA,
+            &flash(&Fa { heads: 6, kv_heads: 6, max_bias: 8.0, ..fa(32, 90) }),
+        );
         check("fa softcap 10", g, TOL_FA, &flash(&Fa { softcap: 10.0, ..fa(128, 96) }));
         check("fa one key", g, TOL_FA, &flash(&Fa { mask: false, ..fa(16, 1) }));
         for kv_ty in [Type::Q8_0, Type::Q4_0, Type::Q5_1, Type::IQ4_NL] {
@@ -182,7 +198,15 @@ fn flash_attn_f16_query_is_the_f32_query_rounded() {
 }
 
 /// MUL_MAT_ID with `as` [k, m, n_expert] of `ty`, b [k, n_b, n_tokens], ids [n_used, n_tokens].
-fn mmid(ty: Type, k: i64, m: i64, n_expert: i64, n_used: i64, n_b: i64, n_tokens: i64) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) {
+fn mmid(
+    ty: Type,
+    k: i64,
+    m: i64,
+    n_expert: i64,
+    n_used: i64,
+    n_b: i64,
+    n_tokens: i64,
+) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) {
     move |ctx| {
         let a = ctx.new_tensor(ty, &[k, m, n_expert]).expect("as");
         let b = ctx.new_tensor(Type::F32, &[k, n_b, n_tokens]).expect("b");
@@ -212,7 +236,16 @@ fn mul_mat_id_matches_cpu() {
 /// OUT_PROD: a [m, n, a2, a3] of `a_ty`, b [p, n, a2 * r2, a3 * r3] of `b_ty` (transposed view
 /// of [n, p] when `trans_b`).
 #[allow(clippy::too_many_arguments)]
-fn outp(a_ty: Type, b_ty: Type, m: i64, n: i64, p: i64, a23: [i64; 2], r: [i64; 2], trans_b: bool) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) {
+fn outp(
+    a_ty: Type,
+    b_ty: Type,
+    m: i64,
+    n: i64,
+    p: i64,
+    a23: [i64; 2],
+    r: [i64; 2],
+    trans_b: bool,
+) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) {
     move |ctx| {
         let a = ctx.new_tensor(a_ty, &[m, n, a23[0], a23[1]]).expect("a");
         let (b2, b3) = (a23[0] * r[0], a23[1] * r[1]);
@@ -233,10 +266,20 @@ fn out_prod_matches_cpu() {
         let g = gpu.as_ref();
         check("out_prod f32 m=13", g, 1e-5, &outp(Type::F32, Type::F32, 13, 7, 5, [1, 1], [1, 1], false));
         check("out_prod f32 broadcast a", g, 1e-5, &outp(Type::F32, Type::F32, 300, 9, 4, [2, 1], [2, 3], false));
-        check("out_prod f16 a, f16 b transposed", g, 1e-5, &outp(Type::F16, Type::F16, 18, 16, 6, [1, 2], [1, 1], true));
+        check(
+            "out_prod f16 a, f16 b transposed",
+            g,
+            1e-5,
+            &outp(Type::F16, Type::F16, 18, 16, 6, [1, 2], [1, 1], true),
+        );
         check("out_prod bf16 a", g, 1e-5, &outp(Type::BF16, Type::F32, 8, 3, 3, [1, 1], [1, 1], false));
         for ty in [Type::Q4_0, Type::Q5_0, Type::Q4_K] {
-            check(&format!("out_prod {ty} a, broadcast"), g, 1e-5, &outp(ty, Type::F32, 256, 5, 3, [2, 1], [2, 1], false));
+            check(
+                &format!("out_prod {ty} a, broadcast"),
+                g,
+                1e-5,
+                &outp(ty, Type::F32, 256, 5, 3, [2, 1], [2, 1], false),
+            );
         }
     }
 }

@@ -62,11 +62,12 @@ pub fn run_timed(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bo
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             });
-            let timestamp_writes = stamps.as_ref().filter(|_| i == 0 || i == last).map(|st| wgpu::ComputePassTimestampWrites {
-                query_set: &st.set,
-                beginning_of_pass_write_index: (i == 0).then_some(0),
-                end_of_pass_write_index: (i == last).then_some(1),
-            });
+            let timestamp_writes =
+                stamps.as_ref().filter(|_| i == 0 || i == last).map(|st| wgpu::ComputePassTimestampWrites {
+                    query_set: &st.set,
+                    beginning_of_pass_write_index: (i == 0).then_some(0),
+                    end_of_pass_write_index: (i == last).then_some(1),
+                });
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
@@ -100,7 +101,12 @@ impl Stamps {
     fn new(ctx: &GpuContext, what: &str) -> Result<Stamps> {
         ctx.scoped(what, || {
             let buffer = |label: &'static str, usage: wgpu::BufferUsages| {
-                ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: 16, usage, mapped_at_creation: false })
+                ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: 16,
+                    usage,
+                    mapped_at_creation: false,
+                })
             };
             Stamps {
                 set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -108,7 +114,10 @@ impl Stamps {
                     ty: wgpu::QueryType::Timestamp,
                     count: 2,
                 }),
-                resolve: buffer("weft timestamps resolve", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
+                resolve: buffer(
+                    "weft timestamps resolve",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                ),
                 read: buffer("weft timestamps read", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
             }
         })
@@ -124,10 +133,8 @@ impl Stamps {
             .map_err(|_| Error::backend(format!("{what}: the timestamp map callback never ran")))?
             .map_err(|e| Error::backend(format!("{what}: mapping timestamps failed: {e}")))?;
         let ticks = {
-            let view = self
-                .read
-                .get_mapped_range(..)
-                .map_err(|e| Error::backend(format!("{what}: timestamp range: {e}")))?;
+            let view =
+                self.read.get_mapped_range(..).map_err(|e| Error::backend(format!("{what}: timestamp range: {e}")))?;
             let word = |i: usize| u64::from_le_bytes(view[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
             (word(0), word(1))
         };

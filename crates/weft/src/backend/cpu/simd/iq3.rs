@@ -31,7 +31,7 @@ fn iq3_s_sub<S: Simd>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: usize) -> S::V {
     let sign_bits = u32::from_le_bytes(*arr(&x.signs, 4 * ib32));
     let dot = s.maddubs(q2, apply_sign_bits(s, q8(s, y, ib32), sign_bits));
     let sc = x.scales[ib32 / 2];
-    let ls = if ib32 % 2 == 0 { sc & 0xf } else { sc >> 4 } as i16;
+    let ls = if ib32.is_multiple_of(2) { sc & 0xf } else { sc >> 4 } as i16;
     s.madd_i16(dot, s.splat_i16(2 * ls + 1))
 }
 

@@ -48,7 +48,10 @@ struct Case {
     _buffers: CtxBuffers,
 }
 
-fn case(gpu: &dyn Backend, build: &dyn Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor)) -> Case {
+/// A test graph: its inputs with their data, and the node to compare.
+type Build<'a> = dyn Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) + 'a;
+
+fn case(gpu: &dyn Backend, build: &Build<'_>) -> Case {
     let ctx = Context::new(ContextParams { mem_size: 16 << 20, no_alloc: true }).expect("context");
     let (inputs, out) = build(&ctx);
     let mut graph = ctx.new_graph().expect("graph");
@@ -71,7 +74,7 @@ fn read(t: &Tensor) -> Vec<f32> {
 }
 
 /// The output computed on `gpu` and on the CPU: |gpu - cpu| <= tol * (1 + |cpu|), NaNs alike.
-fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &dyn Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor)) {
+fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
     let c = case(gpu, build);
     assert!(gpu.supports_op(&c.out), "{name}: {} does not support it", gpu.name());
     let cpu = CpuBackend::new(2).expect("cpu");
@@ -120,7 +123,7 @@ fn flash(f: &Fa) -> impl Fn(&Context) -> (Vec<(Tensor, Data)>, Tensor) + '_ {
             (v.clone(), rand(v.nelements(), 3)),
         ];
         let m = f.mask.then(|| {
-            let rows = f.nq1.next_multiple_of(32);
+            let rows = (f.nq1 + 31) / 32 * 32;
             let m = ctx.new_tensor(Type::F16, &[f.n_kv, rows]).expect("mask");
             let mut vals = rand_vec((f.n_kv * rows) as usize, 4);
             for r in 0..rows as usize {

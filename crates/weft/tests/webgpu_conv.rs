@@ -339,8 +339,8 @@ fn results_over_one_binding_are_refused() {
         let k = ctx.new_tensor(Type::F32, &[1, 1, 1, 1]).expect("kernel");
         // A 1x1 im2col copies its input: an input (and result) just over the limit, in f16.
         let halves = (limit / 2 + 1024) as i64;
-        let w = 4096;
-        let big = ctx.new_tensor(Type::F16, &[w, halves.div_ceil(w), 1, 1]).expect("big");
+        let w: i64 = 4096;
+        let big = ctx.new_tensor(Type::F16, &[w, (halves + w - 1) / w, 1, 1]).expect("big");
         let small = ctx.new_tensor(Type::F16, &[w, 4, 1, 1]).expect("small");
         let p = p2((1, 1), (0, 0), (1, 1));
         let over = ctx.im2col(&k, &big, p, Type::F16).expect("im2col");

@@ -48,8 +48,8 @@ fn supports(node: &Tensor) -> bool {
         && kv_ok(v)
         && mask_ok
         && d > 0
-        && d % 4 == 0
-        && d % blck == 0
+        && d.is_multiple_of(4)
+        && d.is_multiple_of(blck)
         && d <= 4 * (WG_ROWS * MAX_ACC_N) as u64
 }
 

@@ -127,8 +127,8 @@ fn vec4_rows(t: &Tensor, bound: &Arg) -> bool {
     !t.ty().is_quantized()
         && nb[0] == es
         && t.ne()[0] % 4 == 0
-        && nb[1..].iter().all(|&s| (s / es) % 4 == 0)
-        && bound.elem_offset % 4 == 0
+        && nb[1..].iter().all(|&s| (s / es).is_multiple_of(4))
+        && bound.elem_offset.is_multiple_of(4)
 }
 
 /// The pipeline key of `shape` for these operand types.

@@ -52,7 +52,11 @@ fn device_type_name(t: wgpu::DeviceType) -> &'static str {
 }
 
 /// Every adapter that can run compute shaders, opened as a device and named WebGPU0,
-/// WebGPU1, ... Adapters that fail to open are skipped; none at all is an empty list.
+/// WebGPU1, ... Adapters that fail to open are skipped; none at all is an empty list. A GL
+/// adapter of a GPU already listed through a native API (same name, or the name GL gives
+/// it with a suffix) is left out, as ggml lists one device per GPU: it would be the same
+/// chip twice, and wgpu's GL context lock panics when it waits over a second (seen with
+/// tests on several threads). `WGPU_BACKEND=gl` still gives the GL adapter alone.
 pub fn discover() -> Vec<WebGpuDevice> {
     let desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     let backends = desc.backends;
@@ -60,10 +64,18 @@ pub fn discover() -> Vec<WebGpuDevice> {
     let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
     adapters.sort_by_key(|a| backend_rank(a.get_info().backend));
     let mut devices = Vec::new();
+    // Names of the adapters listed through a native API.
+    let mut native: Vec<String> = Vec::new();
     for adapter in adapters {
         let caps = adapter.get_downlevel_capabilities();
-        if !caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
+        let info = adapter.get_info();
+        if !caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            || (info.backend == wgpu::Backend::Gl && native.iter().any(|n: &String| info.name.starts_with(n.as_str())))
+        {
             continue;
+        }
+        if backend_rank(info.backend) == 0 {
+            native.push(info.name.clone());
         }
         if let Ok(ctx) = GpuContext::open(&adapter, format!("WebGPU{}", devices.len())) {
             let ctx = Arc::new(ctx);

@@ -93,6 +93,23 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
     println!("{:<8} {name:<56} {:>7} elems, max abs diff {worst:.2e}", gpu.name(), g.len());
 }
 
+/// `check` by normalized mean squared error, test-backend-ops' measure.
+fn check_nmse(name: &str, gpu: &dyn Backend, max_nmse: f64, build: &Build<'_>) {
+    let c = case(gpu, build);
+    let cpu = CpuBackend::new(2).expect("cpu");
+    let copy = graph_copy(&cpu, &c.graph).expect("graph_copy");
+    gpu.graph_compute(&c.graph).unwrap_or_else(|e| panic!("{name} on {}: {e}", gpu.name()));
+    cpu.graph_compute(&copy.graph).expect("cpu compute");
+    let last = copy.graph.nodes().last().expect("a node").clone();
+    let (g, w) = (read(&c.out), read(&last));
+    assert_eq!(g.len(), w.len());
+    let err: f64 = g.iter().zip(&w).map(|(&x, &y)| (x as f64 - y as f64).powi(2)).sum();
+    let norm: f64 = w.iter().map(|&y| (y as f64).powi(2)).sum();
+    let nmse = err / norm.max(f64::MIN_POSITIVE);
+    assert!(nmse <= max_nmse, "{name} on {}: NMSE {nmse:.3e} > {max_nmse:.0e}", gpu.name());
+    println!("{:<8} {name:<56} {:>7} elems, NMSE {nmse:.2e}", gpu.name(), g.len());
+}
+
 fn rand(n: i64, seed: u64) -> Data {
     Data::F(rand_vec(n as usize, seed))
 }
@@ -229,9 +246,11 @@ fn mul_mat_id_matches_cpu() {
         check("mmid f32 broadcast b", g, 1e-5, &mmid(Type::F32, 64, 33, 4, 3, 1, 4));
         check("mmid f16 k=30", g, 1e-4, &mmid(Type::F16, 30, 65, 4, 2, 2, 3));
         check("mmid bf16", g, 1e-3, &mmid(Type::BF16, 32, 20, 2, 2, 1, 3));
-        // The CPU dots quantized experts with b quantized to q8: a few 1e-3 apart.
+        // The CPU dots quantized experts with b quantized to q8 (the GPU keeps b in f32), so
+        // single elements where the terms cancel differ by the q8 rounding: compare as the
+        // suite does, by NMSE against ggml's bound for MUL_MAT_ID (5e-4).
         for ty in [Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K] {
-            check(&format!("mmid {ty}"), g, 2e-2, &mmid(ty, 256, 70, 3, 2, 2, 3));
+            check_nmse(&format!("mmid {ty}"), g, 5e-4, &mmid(ty, 256, 70, 3, 2, 2, 3));
         }
     }
 }

@@ -100,6 +100,19 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: impl FnOnce(&Context) -
     let (inputs, out) = build(&ctx);
     let mut graph = ctx.new_graph().expect("graph");
     graph.build_forward_expand(&out).expect("expand");
+    // The grid I-quants are refused unless WEFT_WEBGPU_IQ_GRIDS=1 (dispatch.rs).
+    let grid = |t: &Tensor| {
+        matches!(
+            t.ty(),
+            Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S | Type::IQ1_M
+        )
+    };
+    if std::env::var("WEFT_WEBGPU_IQ_GRIDS").as_deref() != Ok("1")
+        && (grid(&out) || out.srcs().iter().flatten().any(grid))
+    {
+        assert!(!gpu.supports_op(&out), "{name}: grid I-quants should be refused");
+        return;
+    }
     assert!(gpu.supports_op(&out), "{name}: {} refuses {}", gpu.name(), out.op().name());
     let _buffers = alloc_ctx_tensors(&ctx, gpu).expect("alloc on WebGPU");
     for (t, v) in &inputs {

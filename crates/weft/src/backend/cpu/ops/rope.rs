@@ -11,7 +11,7 @@
 use super::{fused, src};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
-use crate::op::{Op, RopeParams, ROPE_TYPE_NEOX};
+use crate::op::{c_max, c_min, Op, RopeParams, ROPE_TYPE_NEOX};
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::Result;
@@ -26,39 +26,6 @@ fn supports(node: &Tensor) -> bool {
         && node.ty() == a.ty()
         && pos.ty() == Type::I32
         && node.src(2).is_none_or(|f| f.ty() == Type::F32)
-}
-
-/// C's MAX and MIN macros (`a > b ? a : b`), which ggml's YaRN math uses; they differ from
-/// f32::max/min on NaN.
-#[inline]
-fn c_max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-#[inline]
-fn c_min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// ggml_rope_yarn_corr_dim: the dimension at which the rotation count over `n_ctx_orig`
-/// positions equals `n_rot`.
-fn yarn_corr_dim(n_dims: i32, n_ctx_orig: i32, n_rot: f32, base: f32) -> f32 {
-    n_dims as f32 * (n_ctx_orig as f32 / (n_rot * 2.0 * std::f32::consts::PI)).ln() / (2.0 * base.ln())
-}
-
-/// ggml_rope_yarn_corr_dims: where YaRN's ramp between interpolation and extrapolation
-/// starts and ends. With n_ctx_orig = 0 this is [0, -inf] (the logs diverge), as in ggml.
-pub fn yarn_corr_dims(n_dims: i32, n_ctx_orig: i32, freq_base: f32, beta_fast: f32, beta_slow: f32) -> [f32; 2] {
-    let start = yarn_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base).floor();
-    let end = yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base).ceil();
-    [c_max(0.0, start), c_min((n_dims - 1) as f32, end)]
 }
 
 /// rope_yarn_ramp: 1 below `low`, 0 above `high`, linear between (by pair index i0/2).
@@ -144,8 +111,8 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     };
     let angles = AngleCache {
         p,
-        theta_scale: p.freq_base.powf(-2.0 / p.n_dims as f32),
-        corr: yarn_corr_dims(p.n_dims, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow),
+        theta_scale: p.theta_scale(),
+        corr: p.yarn_corr_dims(),
         sin_sign: if forward { 1.0 } else { -1.0 },
         freq_factors,
     };
@@ -179,6 +146,22 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ggml_rope_yarn_corr_dims' arguments as RopeParams.
+    fn yarn_corr_dims(n_dims: i32, n_ctx_orig: i32, freq_base: f32, beta_fast: f32, beta_slow: f32) -> [f32; 2] {
+        let p = RopeParams {
+            n_dims,
+            mode: 0,
+            n_ctx_orig,
+            freq_base,
+            freq_scale: 1.0,
+            ext_factor: 0.0,
+            attn_factor: 1.0,
+            beta_fast,
+            beta_slow,
+        };
+        p.yarn_corr_dims()
+    }
 
     #[test]
     fn corr_dims_without_context_are_zero_and_minus_infinity() {

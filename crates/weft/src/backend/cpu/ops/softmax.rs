@@ -7,7 +7,7 @@ use super::src;
 use crate::backend::cpu::float_simd::kernels;
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
-use crate::op::Op;
+use crate::op::{alibi_bases, Op};
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::Result;
@@ -26,9 +26,7 @@ pub fn alibi_slope(max_bias: f32, n_head: u32, h: u32) -> f32 {
     if max_bias <= 0.0 {
         return 1.0;
     }
-    let n_head_log2 = 1u32 << (n_head as f64).log2().floor() as u32;
-    let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
-    let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
+    let (m0, m1, n_head_log2) = alibi_bases(max_bias, n_head);
     if h < n_head_log2 {
         m0.powf((h + 1) as f32)
     } else {

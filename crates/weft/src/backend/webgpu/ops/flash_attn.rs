@@ -8,7 +8,7 @@ use super::quant::{byte_addressable, qarg, qt_flag};
 use super::{arg, grid, indexable, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
-use crate::op::Op;
+use crate::op::{alibi_bases, Op};
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::Result;
@@ -87,17 +87,6 @@ pub fn variants() -> Vec<PipelineKey> {
         }
     }
     v
-}
-
-/// (m0, m1, n_head_log2) of ggml's ALiBi slopes for `n_head` heads (as soft_max's).
-fn alibi_bases(max_bias: f32, n_head: u32) -> (f32, f32, u32) {
-    if max_bias <= 0.0 {
-        return (1.0, 1.0, 0);
-    }
-    let n_head_log2 = 1u32 << (n_head.max(1) as f64).log2().floor() as u32;
-    let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
-    let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
-    (m0, m1, n_head_log2)
 }
 
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {

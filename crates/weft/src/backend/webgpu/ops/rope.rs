@@ -6,7 +6,7 @@
 use super::{arg, grid_for_elements, indexable, src, Dispatch, Kernel, Params, WG_ELEMENTWISE};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
-use crate::op::{Op, RopeParams, ROPE_TYPE_NEOX};
+use crate::op::{c_max, Op, RopeParams, ROPE_TYPE_NEOX};
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::{Error, Result};
@@ -58,36 +58,11 @@ fn key(f16: bool, ff: bool) -> PipelineKey {
     k
 }
 
-/// C's MAX and MIN macros (`a > b ? a : b`), which ggml's YaRN math uses (NaN behaviour).
-fn c_max(a: f32, b: f32) -> f32 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-fn c_min(a: f32, b: f32) -> f32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-/// ggml_rope_yarn_corr_dims, as the CPU backend computes it (cpu/ops/rope.rs): where
-/// YaRN's ramp starts and ends; [0, -inf] when n_ctx_orig is 0.
-fn yarn_corr_dims(n_dims: i32, n_ctx_orig: i32, base: f32, beta_fast: f32, beta_slow: f32) -> [f32; 2] {
-    let dim = |n_rot: f32| {
-        n_dims as f32 * (n_ctx_orig as f32 / (n_rot * 2.0 * std::f32::consts::PI)).ln() / (2.0 * base.ln())
-    };
-    [c_max(0.0, dim(beta_fast).floor()), c_min((n_dims - 1) as f32, dim(beta_slow).ceil())]
-}
-
 /// The shader's per-node constants, as the CPU backend computes them:
 /// [theta_scale, freq_scale, ext_factor, mscale, corr_low, corr_denom].
 fn constants(p: &RopeParams) -> [f32; 6] {
-    let theta_scale = p.freq_base.powf(-2.0 / p.n_dims as f32);
-    let corr = yarn_corr_dims(p.n_dims, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow);
+    let theta_scale = p.theta_scale();
+    let corr = p.yarn_corr_dims();
     let mut mscale = p.attn_factor;
     if p.ext_factor != 0.0 {
         mscale *= 0.1f32.mul_add((1.0 / p.freq_scale).ln(), 1.0);
@@ -153,7 +128,7 @@ mod tests {
         assert_eq!((c[4], c[5]), (0.0, 0.001));
         assert_eq!(c[3], 0.1f32.mul_add((1.0 / 1.4245f32).ln(), 1.0));
         assert_eq!(constants(&RopeParams { ext_factor: 0.0, ..p })[3], 1.0);
-        // The CPU backend's worked example (cpu/ops/rope.rs).
-        assert_eq!(yarn_corr_dims(128, 4096, 10000.0, 32.0, 1.0), [20.0, 46.0]);
+        // The CPU backend's worked example (cpu/ops/rope.rs), through the shared RopeParams.
+        assert_eq!(RopeParams { n_ctx_orig: 4096, beta_fast: 32.0, ..p }.yarn_corr_dims(), [20.0, 46.0]);
     }
 }

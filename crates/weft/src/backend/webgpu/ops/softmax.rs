@@ -5,7 +5,7 @@
 use super::{arg, bind_node, grid, indexable, is_f32, src, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
-use crate::op::Op;
+use crate::op::{alibi_bases, Op};
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::Result;
@@ -59,17 +59,6 @@ fn key(mask: Option<Type>) -> PipelineKey {
     }
 }
 
-/// (m0, m1, n_head_log2) of ggml's ALiBi slopes for `n_head` heads.
-fn alibi_bases(max_bias: f32, n_head: u32) -> (f32, f32, u32) {
-    if max_bias <= 0.0 {
-        return (1.0, 1.0, 0);
-    }
-    let n_head_log2 = 1u32 << (n_head.max(1) as f64).log2().floor() as u32;
-    let m0 = 2f32.powf(-max_bias / n_head_log2 as f32);
-    let m1 = 2f32.powf(-(max_bias / 2.0) / n_head_log2 as f32);
-    (m0, m1, n_head_log2)
-}
-
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let Op::SoftMax { scale, max_bias } = node.op() else {
         return Err(crate::backend::unsupported("WebGPU", node));
@@ -87,18 +76,4 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     bindings.extend(mask.map(|m| m.binding));
     bindings.push(d.binding);
     Ok(Some(Dispatch { key: key(node.src(1).map(|m| m.ty())), params, bindings, groups: grid(ctx, rows as u64)? }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::alibi_bases;
-
-    #[test]
-    fn alibi_bases_follow_ggml() {
-        // 8 heads, max_bias 8: n_head_log2 = 8, m0 = 2^-1, m1 = 2^-0.5.
-        assert_eq!(alibi_bases(8.0, 8), (0.5, 2f32.powf(-0.5), 8));
-        // 6 heads: n_head_log2 = 4.
-        assert_eq!(alibi_bases(8.0, 6).2, 4);
-        assert_eq!(alibi_bases(0.0, 6), (1.0, 1.0, 0));
-    }
 }

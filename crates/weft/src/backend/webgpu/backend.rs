@@ -22,7 +22,7 @@ const STEPS: usize = 32;
 
 pub struct WebGpuBackend {
     dev: WebGpuDevice,
-    /// Device seconds of the last graph computed to completion (encode::run_timed).
+    /// Device seconds of the last graph computed to completion (encode::run).
     last_seconds: std::sync::Mutex<Option<f64>>,
 }
 
@@ -52,7 +52,7 @@ impl WebGpuBackend {
         self.set_last_seconds(None);
         if !observer.wants_steps() {
             let dispatches: Vec<_> = plan.into_iter().map(|(_, d)| d).collect();
-            let seconds = encode::run_timed(ctx, "graph compute", &dispatches, wait)?;
+            let seconds = encode::run(ctx, "graph compute", &dispatches, wait)?;
             self.set_last_seconds(seconds);
             return Ok(());
         }
@@ -68,7 +68,7 @@ impl WebGpuBackend {
             while let Some((_, d)) = rest.next_if(|(i, _)| *i < end) {
                 step.push(d);
             }
-            seconds += encode::run_timed(ctx, "graph compute", &step, true)?.unwrap_or(0.0);
+            seconds += encode::run(ctx, "graph compute", &step, true)?.unwrap_or(0.0);
         }
         self.set_last_seconds(Some(seconds));
         observer.progress(total, total);

@@ -8,17 +8,11 @@ use super::context::GpuContext;
 use super::ops::Dispatch;
 use crate::{Error, Result};
 
-/// Encode the dispatches and submit them; with `wait`, return once the device ran them.
-#[allow(dead_code)] // the backend times every graph (run_timed); kept for other callers
-pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<()> {
-    run_timed(ctx, what, dispatches, wait).map(|_| ())
-}
-
-/// `run`, and with `wait` the seconds the device spent on the dispatches: from timestamps
-/// written at the start of the first pass and the end of the last where the device has
-/// TIMESTAMP_QUERY, else the wall time from submission to completion. None without `wait`
-/// or without dispatches.
-pub fn run_timed(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<Option<f64>> {
+/// Encode the dispatches and submit them; with `wait`, return once the device ran them,
+/// with the seconds the device spent on them: from timestamps written at the start of the
+/// first pass and the end of the last where the device has TIMESTAMP_QUERY, else the wall
+/// time from submission to completion. None without `wait` or without dispatches.
+pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) -> Result<Option<f64>> {
     if dispatches.is_empty() {
         return Ok(None);
     }

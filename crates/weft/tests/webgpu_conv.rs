@@ -261,7 +261,7 @@ fn pools_match_cpu() {
                         let out = ctx.pool_2d(&a, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("pool_2d");
                         (vec![(a, av)], out)
                     });
-                    // POOL_2D_BACK is refused on WebGPU (dispatch.rs): its kernel fails wgpu's
+                    // POOL_2D_BACK is refused on WebGPU (ops/pool.rs, POOL_BACK_READY): its kernel fails wgpu's
                     // validation; refused, never wrong.
                     let ctx = no_alloc_ctx();
                     let x = ctx.new_tensor(ty, &[10, 9, 3, 2]).expect("x");

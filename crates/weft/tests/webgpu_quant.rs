@@ -100,7 +100,7 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: impl FnOnce(&Context) -
     let (inputs, out) = build(&ctx);
     let mut graph = ctx.new_graph().expect("graph");
     graph.build_forward_expand(&out).expect("expand");
-    // The grid I-quants are refused unless WEFT_WEBGPU_IQ_GRIDS=1 (dispatch.rs).
+    // The grid I-quants are refused unless WEFT_WEBGPU_IQ_GRIDS=1 (ops/quant.rs, grid_refused).
     let grid = |t: &Tensor| {
         matches!(
             t.ty(),

@@ -207,7 +207,7 @@ fn sums_by_hand() {
 }
 
 #[test]
-#[ignore = "ARGMAX is refused on WebGPU (dispatch.rs) until rows with NaN match ggml's loop"]
+#[ignore = "ARGMAX is refused on WebGPU (ops/index.rs, ARGMAX_READY) until rows with NaN match ggml's loop"]
 fn argmax_and_count_equal_match_cpu() {
     for gpu in backends() {
         let g = gpu.as_ref();
@@ -252,7 +252,7 @@ fn argmax_and_count_equal_match_cpu() {
 }
 
 #[test]
-#[ignore = "ARGSORT is refused on WebGPU (dispatch.rs) until rows with ties and NaN match the CPU"]
+#[ignore = "ARGSORT is refused on WebGPU (ops/index.rs, ARGSORT_READY) until rows with ties and NaN match the CPU"]
 fn argsort_matches_cpu() {
     for gpu in backends() {
         let g = gpu.as_ref();

@@ -5,13 +5,12 @@
 use super::context::GpuContext;
 use super::ops::{
     adamw, binary, conv, cpy, fits_binding, flash_attn, generate, get_rows, index, loss, matmul, mul_mat_id, norm,
-    out_prod, place, pool, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel,
+    out_prod, place, pool, quant, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel,
 };
 #[cfg(test)]
 use super::pipeline::PipelineKey;
 use crate::op::{Op, OpKind};
 use crate::tensor::Tensor;
-use crate::types::Type;
 use crate::Result;
 
 fn kernel_for(op: &Op) -> Option<Kernel> {
@@ -90,29 +89,9 @@ pub fn supports(node: &Tensor, ctx: &GpuContext) -> bool {
     if !(k.supports)(node) {
         return false;
     }
-    // Kernels written but refused until fixed, as the engine tests found them: ARGMAX on rows
-    // with NaN disagrees with ggml's loop, ARGSORT on rows with ties and NaN (and rows over
-    // 1024) disagrees with the CPU, POOL_2D_BACK fails wgpu's validation.
-    if matches!(node.op(), Op::Argmax | Op::Argsort { .. } | Op::Pool2dBack { .. }) {
-        return false;
-    }
     let computes = !(node.op().kind().is_view() || node.op().kind() == OpKind::None);
     let mut tensors = std::iter::once(node).chain(node.srcs().iter().flatten());
-    !computes || tensors.all(|t| fits_binding(ctx, t) && (iq_grids_enabled() || !uses_iq_grid(t.ty())))
-}
-
-/// The I-quants whose dequantization indexes the big grid tables of iq_tables.wgsl.
-fn uses_iq_grid(ty: Type) -> bool {
-    matches!(ty, Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S | Type::IQ1_M)
-}
-
-/// lavapipe's LLVM takes minutes to compile a shader that indexes the grid tables (WGSL
-/// `const` arrays, up to 2048 entries, copied into every invocation), which stalls a graph
-/// and the suite; until the tables move into a storage buffer those types are refused here
-/// (the kernels and their naga validation stay), and `WEFT_WEBGPU_IQ_GRIDS=1` opts in.
-fn iq_grids_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("WEFT_WEBGPU_IQ_GRIDS").is_ok_and(|v| v == "1"))
+    !computes || tensors.all(|t| fits_binding(ctx, t) && !quant::grid_refused(t.ty()))
 }
 
 /// The dispatch computing `node`, None for nodes that compute nothing. Callers check

@@ -22,8 +22,15 @@ fn float_src(node: &Tensor) -> bool {
     node.src(0).is_some_and(|s| load_a_flag(s.ty()).is_some() && indexable(s))
 }
 
+/// Refused until fixed: on rows holding NaN the kernel disagrees with ggml's loop
+/// (webgpu_rows' argmax test, ignored meanwhile).
+const ARGMAX_READY: bool = false;
+/// Refused until fixed: rows with ties and NaN, and rows over SORT_MAX, disagree with the
+/// CPU (webgpu_rows' argsort test, ignored meanwhile).
+const ARGSORT_READY: bool = false;
+
 fn supports_argmax(node: &Tensor) -> bool {
-    matches!(node.op(), Op::Argmax) && node.ty() == Type::I32 && indexable(node) && float_src(node)
+    ARGMAX_READY && matches!(node.op(), Op::Argmax) && node.ty() == Type::I32 && indexable(node) && float_src(node)
 }
 
 fn argmax_key(ty: Type) -> PipelineKey {
@@ -45,7 +52,8 @@ fn plan_argmax(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
 }
 
 fn supports_argsort(node: &Tensor) -> bool {
-    matches!(node.op(), Op::Argsort { .. })
+    ARGSORT_READY
+        && matches!(node.op(), Op::Argsort { .. })
         && node.ty() == Type::I32
         && indexable(node)
         && float_src(node)

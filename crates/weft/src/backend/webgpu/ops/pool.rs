@@ -40,9 +40,14 @@ fn pool_supports(node: &Tensor) -> bool {
         && a.ne()[3] >= node.ne()[3]
 }
 
+/// Refused until fixed: the POOL_2D_BACK dispatch fails wgpu's validation (webgpu_conv's
+/// pools test asserts the refusal meanwhile).
+const POOL_BACK_READY: bool = false;
+
 fn pool_back_supports(node: &Tensor) -> bool {
     let (Some(g), Some(x)) = (node.src(0), node.src(1)) else { return false };
-    matches!(node.op(), Op::Pool2dBack { .. })
+    POOL_BACK_READY
+        && matches!(node.op(), Op::Pool2dBack { .. })
         && geometry(node.op()).is_some()
         && is_type(node, &[Type::F32])
         && is_type(g, &[Type::F32])

@@ -45,6 +45,18 @@ pub fn qt_flag(ty: Type) -> Option<&'static str> {
     })
 }
 
+/// Whether tensors of `ty` are refused on this device: the I-quants whose dequantization
+/// indexes the big grid tables of iq_tables.wgsl. lavapipe's LLVM takes minutes to compile
+/// a shader that indexes them (WGSL `const` arrays, up to 2048 entries, copied into every
+/// invocation), which stalls a graph and the suite; until the tables move into a storage
+/// buffer they are refused (the kernels and their naga validation stay), and
+/// `WEFT_WEBGPU_IQ_GRIDS=1` opts in.
+pub fn grid_refused(ty: Type) -> bool {
+    static OPT_IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    matches!(ty, Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S | Type::IQ1_M)
+        && !*OPT_IN.get_or_init(|| std::env::var("WEFT_WEBGPU_IQ_GRIDS").is_ok_and(|v| v == "1"))
+}
+
 /// Every type [`qt_flag`] knows: the quantized ones and the three float types.
 #[cfg(test)]
 pub fn qt_types() -> impl Iterator<Item = Type> {

@@ -7,53 +7,20 @@
 
 mod common;
 
+use common::gpu::{backends, gpu_devices, no_alloc_ctx};
+use common::{get, set};
+
 use std::sync::Arc;
 
 use common::{assert_close, rand_vec};
 use weft::alloc::{alloc_ctx_tensors, CtxBuffers};
 use weft::backend::compare::{compare_graph_backend, graph_copy};
 use weft::backend::cpu::CpuBackend;
-use weft::backend::{tensor_copy, tensor_get, tensor_get_in_compute, tensor_set, Backend, Buffer, Device};
-use weft::types::convert::{from_f32, to_f32};
-use weft::{Context, ContextParams, ErrorKind, Graph, Tensor, Type};
+use weft::backend::{tensor_copy, tensor_get, tensor_get_in_compute, tensor_set, Backend, Buffer};
+use weft::types::convert::to_f32;
+use weft::{Context, ErrorKind, Graph, Tensor, Type};
 
 // ---- harness ----
-
-/// Where Debian/Ubuntu's mesa-vulkan-drivers puts lavapipe's ICD.
-fn lavapipe_installed() -> bool {
-    std::fs::read_dir("/usr/share/vulkan/icd.d")
-        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd")))
-        .unwrap_or(false)
-}
-
-/// Every WebGPU device, or an empty list with a note (a failure where one must exist).
-fn gpu_devices() -> Vec<Arc<dyn Device>> {
-    let devs: Vec<_> = weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        let required = std::env::var_os("WEFT_REQUIRE_WEBGPU").is_some() || lavapipe_installed();
-        assert!(!required, "no WebGPU device found, but lavapipe is installed or WEFT_REQUIRE_WEBGPU is set");
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs
-}
-
-fn backends() -> Vec<Arc<dyn Backend>> {
-    gpu_devices().iter().map(|d| d.init_backend("").expect("init_backend")).collect()
-}
-
-fn no_alloc_ctx() -> Context {
-    Context::new(ContextParams { mem_size: 16 << 20, no_alloc: true }).expect("context")
-}
-
-fn set(t: &Tensor, v: &[f32]) {
-    tensor_set(t, &from_f32(t.ty(), v).expect("from_f32"), 0).expect("tensor_set");
-}
-
-fn get(t: &Tensor) -> Vec<f32> {
-    let mut b = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut b, 0).expect("tensor_get");
-    to_f32(t.ty(), &b).expect("to_f32")
-}
 
 /// Elements of `t` in logical order (i0 fastest), following its strides.
 fn logical(t: &Tensor, read: impl Fn(&Tensor, &mut [u8])) -> Vec<f32> {

@@ -8,32 +8,15 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::gpu::backends;
 
 use common::{rand_vec, set_i32};
 use weft::alloc::{alloc_ctx_tensors, CtxBuffers};
 use weft::backend::compare::graph_copy;
 use weft::backend::cpu::CpuBackend;
-use weft::backend::{tensor_get, tensor_set, Backend, Device};
+use weft::backend::{tensor_get, tensor_set, Backend};
 use weft::types::convert::{from_f32, to_f32};
 use weft::{Context, ContextParams, Graph, Tensor, Type};
-
-fn lavapipe_installed() -> bool {
-    std::fs::read_dir("/usr/share/vulkan/icd.d")
-        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd")))
-        .unwrap_or(false)
-}
-
-fn backends() -> Vec<Arc<dyn Backend>> {
-    let devs: Vec<Arc<dyn Device>> =
-        weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        let required = std::env::var_os("WEFT_REQUIRE_WEBGPU").is_some() || lavapipe_installed();
-        assert!(!required, "no WebGPU device found, but lavapipe is installed or WEFT_REQUIRE_WEBGPU is set");
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs.iter().map(|d| d.init_backend("").expect("init_backend")).collect()
-}
 
 /// Inputs of a case: float values (converted to the tensor's type) or i32 ids.
 enum Data {

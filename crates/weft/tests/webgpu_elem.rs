@@ -6,100 +6,13 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use common::rand_vec;
-use weft::alloc::alloc_ctx_tensors;
-use weft::backend::compare::graph_copy;
-use weft::backend::cpu::CpuBackend;
-use weft::backend::{tensor_get, tensor_set, Backend, Device};
+use common::gpu::{backends, check_vs_cpu, no_alloc_ctx};
 use weft::op::UnaryOp;
-use weft::types::convert::{from_f32, to_f32};
-use weft::{Context, ContextParams, Tensor, Type};
-
-fn backends() -> Vec<Arc<dyn Backend>> {
-    let devs: Vec<Arc<dyn Device>> =
-        weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        assert!(std::env::var_os("WEFT_REQUIRE_WEBGPU").is_none(), "no WebGPU device found");
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs.iter().map(|d| d.init_backend("").expect("init_backend")).collect()
-}
-
-fn no_alloc_ctx() -> Context {
-    Context::new(ContextParams { mem_size: 16 << 20, no_alloc: true }).expect("context")
-}
-
-fn set(t: &Tensor, v: &[f32]) {
-    tensor_set(t, &from_f32(t.ty(), v).expect("from_f32"), 0).expect("tensor_set");
-}
-
-/// Elements of `t` in logical order (i0 fastest), following its strides.
-fn logical(t: &Tensor) -> Vec<f32> {
-    let mut raw = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut raw, 0).expect("get");
-    let (ne, nb, es) = (t.ne(), t.nb(), t.element_size());
-    let mut out = Vec::with_capacity(t.nelements() as usize);
-    for i3 in 0..ne[3] as usize {
-        for i2 in 0..ne[2] as usize {
-            for i1 in 0..ne[1] as usize {
-                for i0 in 0..ne[0] as usize {
-                    let at = i0 * nb[0] + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
-                    out.extend(to_f32(t.ty(), &raw[at..at + es]).expect("to_f32"));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Build a graph on a no-alloc context (inputs with their values, then the output),
-/// compute it on `gpu` and on the CPU, and compare every computed node and every input
-/// (in-place nodes must leave the rest of their buffer alone):
-/// |gpu - cpu| <= tol * (1 + |cpu|), NaN and infinities in the same places.
-fn check_vs_cpu(
-    name: &str,
-    gpu: &dyn Backend,
-    tol: f32,
-    build: impl FnOnce(&Context) -> (Vec<(Tensor, Vec<f32>)>, Tensor),
-) {
-    let ctx = no_alloc_ctx();
-    let (inputs, out) = build(&ctx);
-    let mut graph = ctx.new_graph().expect("graph");
-    graph.build_forward_expand(&out).expect("expand");
-    assert!(gpu.supports_op(&out), "{name}: {} does not support {}", gpu.name(), out.op().name());
-    let _buffers = alloc_ctx_tensors(&ctx, gpu).expect("alloc on WebGPU");
-    for (t, v) in &inputs {
-        set(t, v);
-    }
-    let cpu = CpuBackend::new(2).expect("cpu");
-    let copy = graph_copy(&cpu, &graph).expect("graph_copy");
-    gpu.graph_compute(&graph).unwrap_or_else(|e| panic!("{name} on {}: {e}", gpu.name()));
-    cpu.graph_compute(&copy.graph).expect("cpu compute");
-    let mut pairs: Vec<(Tensor, Tensor)> = Vec::new();
-    for (g, w) in graph.nodes().iter().zip(copy.graph.nodes()) {
-        if !g.op().kind().is_view() {
-            pairs.push((g.clone(), w.clone()));
-        }
-    }
-    for (g, w) in graph.leafs().iter().zip(copy.graph.leafs()) {
-        pairs.push((g.clone(), w.clone()));
-    }
-    for (g, w) in pairs {
-        let (gv, wv) = (logical(&g), logical(&w));
-        assert_eq!(gv.len(), wv.len());
-        for (i, (x, y)) in gv.iter().zip(&wv).enumerate() {
-            let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tol * (1.0 + y.abs());
-            assert!(ok, "{name} on {}: {} '{}' element {i}: gpu {x}, cpu {y}", gpu.name(), g.op().name(), g.label());
-        }
-    }
-}
+use weft::{Context, Tensor, Type};
 
 fn input(ctx: &Context, ty: Type, ne: &[i64], seed: u64, scale: f32) -> (Tensor, Vec<f32>) {
-    let t = ctx.new_tensor(ty, ne).expect("tensor");
-    let v = rand_vec(t.nelements() as usize, seed).into_iter().map(|x| x * scale).collect();
-    (t, v)
+    let (t, v) = common::gpu::input(ctx, ty, ne, seed);
+    (t, v.into_iter().map(|x| x * scale).collect())
 }
 
 /// One IEEE operation, or a transcendental function (WGSL allows a few ulps).

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::gpu::gpu_devices;
 
 use common::{get, rand_vec, set};
 use weft::alloc::alloc_tensors;
@@ -13,17 +13,9 @@ use weft::backend::cpu::CpuBufferType;
 use weft::backend::Device;
 use weft::{Context, ContextParams, Type};
 
-fn gpus() -> Vec<Arc<dyn Device>> {
-    let devs: Vec<_> = weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs
-}
-
 #[test]
 fn events_async_graphs_and_device_copies() {
-    for dev in gpus() {
+    for dev in gpu_devices() {
         let be = dev.init_backend("").unwrap();
         let ctx = Context::new(ContextParams { mem_size: 1 << 20, no_alloc: true }).unwrap();
         let a = ctx.new_tensor_1d(Type::F32, 64).unwrap();

@@ -7,52 +7,16 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::gpu::{backends, logical};
 
 use common::rand_vec;
 use weft::alloc::alloc_ctx_tensors;
 use weft::backend::compare::graph_copy;
 use weft::backend::cpu::CpuBackend;
-use weft::backend::{tensor_get, tensor_set, Backend, Device};
+use weft::backend::{tensor_set, Backend};
 use weft::types::convert::from_f32;
 use weft::types::quant;
 use weft::{Context, ContextParams, Tensor, Type};
-
-fn lavapipe_installed() -> bool {
-    std::fs::read_dir("/usr/share/vulkan/icd.d")
-        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd")))
-        .unwrap_or(false)
-}
-
-fn backends() -> Vec<Arc<dyn Backend>> {
-    let devs: Vec<Arc<dyn Device>> =
-        weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        let required = std::env::var_os("WEFT_REQUIRE_WEBGPU").is_some() || lavapipe_installed();
-        assert!(!required, "no WebGPU device found, but lavapipe is installed or WEFT_REQUIRE_WEBGPU is set");
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs.iter().map(|d| d.init_backend("").expect("init_backend")).collect()
-}
-
-/// Elements of `t` in logical order (i0 fastest), following its strides (dst is f32).
-fn logical_f32(t: &Tensor) -> Vec<f32> {
-    let mut raw = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut raw, 0).expect("get");
-    let (ne, nb) = (t.ne(), t.nb());
-    let mut out = Vec::new();
-    for i3 in 0..ne[3] as usize {
-        for i2 in 0..ne[2] as usize {
-            for i1 in 0..ne[1] as usize {
-                for i0 in 0..ne[0] as usize {
-                    let at = i0 * nb[0] + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
-                    out.push(f32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes")));
-                }
-            }
-        }
-    }
-    out
-}
 
 struct Spec {
     a: Type,
@@ -110,8 +74,8 @@ fn nmse(gpu: &dyn Backend, s: &Spec) -> f64 {
     let copy = graph_copy(&cpu, &graph).expect("graph_copy");
     gpu.graph_compute(&graph).unwrap_or_else(|e| panic!("{:?} x {:?} on {}: {e}", s.a, s.b, gpu.name()));
     cpu.graph_compute(&copy.graph).expect("cpu compute");
-    let got = logical_f32(graph.nodes().last().expect("node"));
-    let want = logical_f32(copy.graph.nodes().last().expect("node"));
+    let got = logical(graph.nodes().last().expect("node"));
+    let want = logical(copy.graph.nodes().last().expect("node"));
     assert_eq!(got.len(), want.len());
     let (mut err, mut norm) = (0f64, 0f64);
     for (g, w) in got.iter().zip(&want) {

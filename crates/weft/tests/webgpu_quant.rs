@@ -7,35 +7,15 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::gpu::{gpu_devices, logical, no_alloc_ctx};
 
 use common::rand_vec;
 use weft::alloc::alloc_ctx_tensors;
 use weft::backend::compare::graph_copy;
 use weft::backend::cpu::CpuBackend;
-use weft::backend::{tensor_get, tensor_set, Backend, Device};
-use weft::types::convert::{from_f32, to_f32};
-use weft::{Context, ContextParams, Tensor, Type};
-
-fn lavapipe_installed() -> bool {
-    std::fs::read_dir("/usr/share/vulkan/icd.d")
-        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd")))
-        .unwrap_or(false)
-}
-
-fn gpu_devices() -> Vec<Arc<dyn Device>> {
-    let devs: Vec<_> = weft::backend::devices().into_iter().filter(|d| d.name().starts_with("WebGPU")).collect();
-    if devs.is_empty() {
-        let required = std::env::var_os("WEFT_REQUIRE_WEBGPU").is_some() || lavapipe_installed();
-        assert!(!required, "no WebGPU device found, but lavapipe is installed or WEFT_REQUIRE_WEBGPU is set");
-        eprintln!("note: no WebGPU device found; skipping");
-    }
-    devs
-}
-
-fn no_alloc_ctx() -> Context {
-    Context::new(ContextParams { mem_size: 16 << 20, no_alloc: true }).expect("context")
-}
+use weft::backend::{tensor_set, Backend};
+use weft::types::convert::from_f32;
+use weft::{Context, Tensor, Type};
 
 /// Every type GET_ROWS reads on the GPU: the float types, i32 and every quantized format
 /// dequant.wgsl decodes (all of ggml's storage formats).
@@ -66,31 +46,6 @@ const TYPES: &[Type] = &[
     Type::TQ1_0,
     Type::TQ2_0,
 ];
-
-/// Elements of `t` in logical order as f32.
-fn logical(t: &Tensor) -> Vec<f32> {
-    let mut raw = vec![0u8; t.nbytes()];
-    tensor_get(t, &mut raw, 0).expect("get");
-    let (ne, nb) = (t.ne(), t.nb());
-    let row = t.ty().row_size(ne[0] as usize);
-    let mut out = Vec::with_capacity(t.nelements() as usize);
-    for i3 in 0..ne[3] as usize {
-        for i2 in 0..ne[2] as usize {
-            for i1 in 0..ne[1] as usize {
-                let at = i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
-                if t.ty().is_quantized() || nb[0] == t.element_size() {
-                    out.extend(to_f32(t.ty(), &raw[at..at + row]).expect("to_f32"));
-                } else {
-                    for i0 in 0..ne[0] as usize {
-                        let e = at + i0 * nb[0];
-                        out.extend(to_f32(t.ty(), &raw[e..e + t.element_size()]).expect("to_f32"));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
 
 /// Build a graph with `build` (it returns the inputs to fill, as f32 values quantized into
 /// their type, and the output), run it on `gpu` and on the CPU, and require every element of

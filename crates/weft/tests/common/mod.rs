@@ -78,6 +78,7 @@ pub fn rope_params(n_dims: i32, mode: i32) -> RopeParams {
 }
 
 pub mod fake_backends;
+pub mod gpu;
 pub mod model;
 pub mod sched_net;
 #[allow(unused_imports)]

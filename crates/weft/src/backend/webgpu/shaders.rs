@@ -55,7 +55,6 @@ shaders![
     "pool_back",
     "quantize",
     "reduce",
-    "rms_norm",
     "rms_norm_back",
     "rope",
     "rwkv_wkv",

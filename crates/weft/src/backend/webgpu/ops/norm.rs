@@ -1,6 +1,6 @@
 //! Row normalizations (f32, any strides), one workgroup per row (per group for
-//! GROUP_NORM): RMS_NORM (rms_norm.wgsl), NORM (norm.wgsl), GROUP_NORM (group_norm.wgsl)
-//! and RMS_NORM_BACK (rms_norm_back.wgsl).
+//! GROUP_NORM): RMS_NORM and NORM (norm.wgsl, NORM with CENTER), GROUP_NORM
+//! (group_norm.wgsl) and RMS_NORM_BACK (rms_norm_back.wgsl).
 
 use super::{bind_node, grid, is_f32, Dispatch, Kernel, Params, WG_ROWS};
 use crate::backend::webgpu::context::GpuContext;
@@ -10,7 +10,6 @@ use crate::tensor::Tensor;
 use crate::Result;
 
 pub const KERNEL: Kernel = Kernel { supports, plan };
-pub const NORM: Kernel = Kernel { supports, plan: plan_norm };
 pub const GROUP_NORM: Kernel = Kernel { supports, plan: plan_group_norm };
 pub const RMS_NORM_BACK: Kernel = Kernel { supports: supports_back, plan: plan_rms_norm_back };
 
@@ -27,10 +26,6 @@ fn supports_back(node: &Tensor) -> bool {
         && node.src(1).is_some_and(|s| is_f32(Some(s)) && s.same_shape(node))
 }
 
-fn key() -> PipelineKey {
-    PipelineKey::new("rms_norm", "main").define("WG_SIZE", WG_ROWS)
-}
-
 fn key_of(shader: &'static str) -> PipelineKey {
     PipelineKey::new(shader, "main").define("WG_SIZE", WG_ROWS)
 }
@@ -38,32 +33,20 @@ fn key_of(shader: &'static str) -> PipelineKey {
 /// Every variant this kernel compiles, for the shader validation test.
 #[cfg(test)]
 pub fn variants() -> Vec<PipelineKey> {
-    vec![key(), key_of("norm"), key_of("group_norm"), key_of("rms_norm_back")]
+    vec![key_of("norm"), key_of("norm").flag("CENTER"), key_of("group_norm"), key_of("rms_norm_back")]
 }
 
+/// RMS_NORM and NORM: one workgroup per row.
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
-    let Op::RmsNorm { eps } = node.op() else {
-        return Err(crate::backend::unsupported("WebGPU", node));
+    let (eps, key) = match node.op() {
+        Op::RmsNorm { eps } => (eps, key_of("norm")),
+        Op::Norm { eps } => (eps, key_of("norm").flag("CENTER")),
+        _ => return Err(crate::backend::unsupported("WebGPU", node)),
     };
     let ([a], d) = bind_node(ctx, node)?;
     let rows = node.nrows() as u32;
     let params = Params::header(&d, &[Some(&a)], rows).f32s(&[eps]).finish();
-    Ok(Some(Dispatch { key: key(), params, bindings: vec![a.binding, d.binding], groups: grid(ctx, rows as u64)? }))
-}
-
-fn plan_norm(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
-    let Op::Norm { eps } = node.op() else {
-        return Err(crate::backend::unsupported("WebGPU", node));
-    };
-    let ([a], d) = bind_node(ctx, node)?;
-    let rows = node.nrows() as u32;
-    let params = Params::header(&d, &[Some(&a)], rows).f32s(&[eps]).finish();
-    Ok(Some(Dispatch {
-        key: key_of("norm"),
-        params,
-        bindings: vec![a.binding, d.binding],
-        groups: grid(ctx, rows as u64)?,
-    }))
+    Ok(Some(Dispatch { key, params, bindings: vec![a.binding, d.binding], groups: grid(ctx, rows as u64)? }))
 }
 
 fn plan_group_norm(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {

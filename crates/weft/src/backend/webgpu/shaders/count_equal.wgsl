@@ -12,7 +12,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-// read_write for the reason given in binary.wgsl; i32 values compared as their bits.
+// read_write for the reason given in elementwise.wgsl; i32 values compared as their bits.
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<u32>;
 // The i64 as two 32-bit words, low first.

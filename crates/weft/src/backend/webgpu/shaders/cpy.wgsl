@@ -22,7 +22,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-// read_write for the reason given in binary.wgsl.
+// read_write for the reason given in elementwise.wgsl.
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 #ifdef DST_ATOMIC
 @group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;

@@ -16,7 +16,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-// read_write for the reason given in binary.wgsl.
+// read_write for the reason given in elementwise.wgsl.
 @group(0) @binding(1) var<storage, read_write> a: array<f32>;
 @group(0) @binding(2) var<storage, read_write> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<f32>;

@@ -16,7 +16,7 @@ fn load_a(i: u32) -> f32 {
     return bf16_to_f32(a[i / 2u], i);
 }
 #else
-// read_write for the reason given in binary.wgsl.
+// read_write for the reason given in elementwise.wgsl.
 @group(0) @binding(1) var<storage, read_write> a: array<f32>;
 fn load_a(i: u32) -> f32 {
     return a[i];

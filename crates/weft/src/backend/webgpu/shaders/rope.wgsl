@@ -36,7 +36,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-// read_write for the reason given in binary.wgsl.
+// read_write for the reason given in elementwise.wgsl.
 #ifdef F16
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 #else

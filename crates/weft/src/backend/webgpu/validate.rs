@@ -50,7 +50,9 @@ fn every_shader_file_is_listed_used_and_valid() {
         // A library file: some shader includes it, and it validates on its own.
         let include = format!("#include \"{}\"", s.name);
         assert!(SHADERS.iter().any(|o| o.source.contains(&include)), "{}.wgsl is never used", s.name);
-        let mut source = preprocess(s.name, &[("WG_SIZE", "64".to_string())]).expect("preprocess");
+        // Libraries reading a tensor of some type (dequant, any_row) get one: f32.
+        let defines = [("WG_SIZE", "64".to_string()), ("QT_F32", String::new())];
+        let mut source = preprocess(s.name, &defines).expect("preprocess");
         // dequant.wgsl builds on common.wgsl and on the `q_word` its includer defines.
         if source.contains("q_word(") && !source.lines().any(|l| l.trim_start().starts_with("fn q_word")) {
             let common = preprocess("common", &[]).expect("common");

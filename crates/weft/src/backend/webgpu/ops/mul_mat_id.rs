@@ -12,15 +12,11 @@ use crate::Result;
 
 pub const KERNEL: Kernel = Kernel { supports, plan };
 
-/// The any_row.wgsl flags reading rows of `ty`: the family (A_FLOAT or A_QUANT) and the type.
+/// The any_row.wgsl flags reading rows of `ty`: the family (A_FLOAT or A_QUANT) and the
+/// type's dequant.wgsl flag.
 pub fn a_flags(ty: Type) -> Option<[&'static str; 2]> {
-    match ty {
-        Type::F32 => Some(["A_FLOAT", "A_F32"]),
-        Type::F16 => Some(["A_FLOAT", "A_F16"]),
-        Type::BF16 => Some(["A_FLOAT", "A_BF16"]),
-        _ if ty.is_quantized() => qt_flag(ty).map(|qt| ["A_QUANT", qt]),
-        _ => None,
-    }
+    let qt = qt_flag(ty)?;
+    Some([if ty.is_quantized() { "A_QUANT" } else { "A_FLOAT" }, qt])
 }
 
 /// Every type a row reader exists for (the float types, and the block types of dequant.wgsl).

@@ -60,7 +60,8 @@ fn q_word(i: u32) -> u32 {
 }
 
 #ifdef KV_QUANT
-#include "dequant"
+// row4: elements 4g .. 4g+3 of the K or V row starting at a byte.
+#include "any_row"
 #endif
 
 #ifdef KV_F16
@@ -76,15 +77,12 @@ fn kv4(byte: u32) -> vec4<f32> {
 }
 #endif
 
+#ifndef KV_QUANT
 // Elements 4g .. 4g+3 of the K or V row starting at byte `row`.
 fn row4(row: u32, g: u32) -> vec4<f32> {
-#ifdef KV_QUANT
-    let per_block = QK / 4u;
-    return dq4(row + (g / per_block) * QBYTES, g % per_block);
-#else
     return kv4(row + 8u * g);
-#endif
 }
+#endif
 
 const LOWEST: f32 = -3.40282347e38;
 

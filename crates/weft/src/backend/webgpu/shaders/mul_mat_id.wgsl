@@ -33,10 +33,10 @@ fn q_word(i: u32) -> u32 {
 #include "any_row"
 
 fn b_conv(x: f32) -> f32 {
-#ifdef A_F16
+#ifdef QT_F16
     return half_to_f32(f32_to_half(x), 0u);
 #else
-#ifdef A_BF16
+#ifdef QT_BF16
     return bf16_to_f32(f32_to_bf16(x), 0u);
 #else
     return x;

@@ -107,9 +107,10 @@ pub fn src(node: &Tensor, i: usize) -> Result<&Tensor> {
     node.src(i).ok_or_else(|| Error::invalid(format!("{} node '{}' has no src[{i}]", node.op().name(), node.label())))
 }
 
-/// Bind `t` at `@binding(binding)`: its bytes from the aligned-down offset, rounded up to
-/// whole 32-bit words (buffers are padded to 4 bytes, so the rounding stays inside).
-pub fn arg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
+/// The range of `t`'s device buffer to bind at `@binding(binding)`: its bytes from its
+/// offset aligned down to the storage alignment, rounded up to whole 32-bit words (buffers
+/// are padded to 4 bytes, so the rounding stays inside); and the byte of `t`'s start in it.
+pub fn bind_range(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<(Binding, usize)> {
     let s = t.storage().ok_or_else(|| Error::invalid(format!("WebGPU: tensor '{}' is not allocated", t.label())))?;
     let buf =
         s.buffer.as_any().downcast_ref::<WebGpuBuffer>().filter(|b| std::ptr::eq(b.ctx(), ctx)).ok_or_else(|| {
@@ -122,35 +123,39 @@ pub fn arg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
     if crate::backend::Buffer::is_released(buf) {
         return Err(Error::invalid(format!("WebGPU: tensor '{}' lives in a released (disposed) buffer", t.label())));
     }
-    let es = t.ty().type_size();
-    if !indexable(t) || s.offset % es != 0 {
-        return Err(Error::unsupported(format!(
-            "WebGPU: tensor '{}' (offset {}, strides {:?}) is not addressable in whole {es}-byte elements",
-            t.label(),
-            s.offset,
-            t.nb()
-        )));
-    }
     let align = ctx.limits.min_storage_buffer_offset_alignment.max(4) as usize;
     let start = s.offset - s.offset % align;
     let end = (s.offset + t.nbytes()).next_multiple_of(4).min(buf.padded_size());
+    let range = Binding { binding, buffer: buf.raw().clone(), offset: start as u64, size: (end - start).max(4) as u64 };
+    Ok((range, s.offset - start))
+}
+
+/// `t`'s ne, then its nb divided by `unit` (the element size, or 1 for strides in bytes):
+/// the WGSL `Layout` struct.
+pub fn layout_of(t: &Tensor, unit: usize) -> [u32; 2 * MAX_DIMS] {
     let (ne, nb) = (t.ne(), t.nb());
     let mut layout = [0u32; 2 * MAX_DIMS];
     for i in 0..MAX_DIMS {
         layout[i] = ne[i] as u32;
-        layout[MAX_DIMS + i] = (nb[i] / es) as u32;
+        layout[MAX_DIMS + i] = (nb[i] / unit) as u32;
     }
-    Ok(Arg {
-        binding: Binding {
-            binding,
-            buffer: buf.raw().clone(),
-            offset: start as u64,
-            size: (end - start).max(4) as u64,
-        },
-        elem_offset: ((s.offset - start) / es) as u32,
-        layout,
-        nelements: t.nelements() as u32,
-    })
+    layout
+}
+
+/// Bind `t` at `@binding(binding)` (see [`bind_range`]) for a shader indexing it in
+/// elements.
+pub fn arg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<Arg> {
+    let (binding, at) = bind_range(ctx, t, binding)?;
+    let es = t.ty().type_size();
+    let offset = t.storage().map_or(0, |s| s.offset);
+    if !indexable(t) || !offset.is_multiple_of(es) {
+        return Err(Error::unsupported(format!(
+            "WebGPU: tensor '{}' (offset {offset}, strides {:?}) is not addressable in whole {es}-byte elements",
+            t.label(),
+            t.nb()
+        )));
+    }
+    Ok(Arg { binding, elem_offset: (at / es) as u32, layout: layout_of(t, es), nelements: t.nelements() as u32 })
 }
 
 /// The node's first N sources bound at @binding(1..=N) and the node itself

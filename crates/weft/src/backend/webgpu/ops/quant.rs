@@ -6,8 +6,7 @@
 //! The I-quants' grids live in `shaders/iq_tables.wgsl`, generated from the engine's own
 //! tables (`types/quant/grids.rs`, `grid_iq1s.rs`); a test below fails when they differ.
 
-use super::Binding;
-use crate::backend::webgpu::buffer::WebGpuBuffer;
+use super::{bind_range, layout_of, Binding};
 use crate::backend::webgpu::context::GpuContext;
 use crate::tensor::{Tensor, MAX_DIMS};
 use crate::types::Type;
@@ -86,21 +85,10 @@ pub fn is_quant_rows(t: &Tensor) -> bool {
     t.ty().is_quantized() && qt_flag(t.ty()).is_some() && t.nb()[0] == t.ty().type_size() && byte_addressable(t)
 }
 
-/// Bind `t` (any type) at `@binding(binding)` from its offset aligned down to the storage
-/// alignment, for a shader addressing it in bytes (`q_word` reading 32-bit words of it).
+/// Bind `t` (any type) at `@binding(binding)` (see [`bind_range`](super::bind_range)) for a
+/// shader addressing it in bytes (`q_word` reading 32-bit words of it).
 pub fn qarg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<QArg> {
-    let s = t.storage().ok_or_else(|| Error::invalid(format!("WebGPU: tensor '{}' is not allocated", t.label())))?;
-    let buf =
-        s.buffer.as_any().downcast_ref::<WebGpuBuffer>().filter(|b| std::ptr::eq(b.ctx(), ctx)).ok_or_else(|| {
-            Error::invalid(format!(
-                "WebGPU: tensor '{}' lives in buffer '{}', not in memory of this device",
-                t.label(),
-                s.buffer.name()
-            ))
-        })?;
-    if crate::backend::Buffer::is_released(buf) {
-        return Err(Error::invalid(format!("WebGPU: tensor '{}' lives in a released (disposed) buffer", t.label())));
-    }
+    let (binding, at) = bind_range(ctx, t, binding)?;
     if !byte_addressable(t) {
         return Err(Error::unsupported(format!(
             "WebGPU: tensor '{}' (strides {:?}, {} bytes) is not addressable in u32 bytes",
@@ -109,26 +97,7 @@ pub fn qarg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<QArg> {
             t.nbytes()
         )));
     }
-    let align = ctx.limits.min_storage_buffer_offset_alignment.max(4) as usize;
-    let start = s.offset - s.offset % align;
-    let end = (s.offset + t.nbytes()).next_multiple_of(4).min(buf.padded_size());
-    let (ne, nb) = (t.ne(), t.nb());
-    let mut layout = [0u32; 2 * MAX_DIMS];
-    for i in 0..MAX_DIMS {
-        layout[i] = ne[i] as u32;
-        layout[MAX_DIMS + i] = nb[i] as u32;
-    }
-    Ok(QArg {
-        binding: Binding {
-            binding,
-            buffer: buf.raw().clone(),
-            offset: start as u64,
-            size: (end - start).max(4) as u64,
-        },
-        byte_offset: (s.offset - start) as u32,
-        layout,
-        nelements: t.nelements() as u32,
-    })
+    Ok(QArg { binding, byte_offset: at as u32, layout: layout_of(t, 1), nelements: t.nelements() as u32 })
 }
 
 #[cfg(test)]

@@ -42,7 +42,10 @@ export declare class Backend {
   supportsOp(t: Tensor): boolean
   /** ggml_backend_cpu_set_n_threads (CPU only). */
   setNThreads(n: number): void
-  /** A backend-specific option by name. */
+  /**
+   * A backend-specific option by name: CPU `n_threads`; WebGPU `matmul` (`naive`,
+   * `matvec`, `tiled` or `auto`: the MUL_MAT kernel forced on the device).
+   */
   setOption(key: string, value: string): void
   /**
    * ggml_backend_alloc_ctx_tensors: every unallocated tensor of a noAlloc context in one

@@ -2,7 +2,7 @@
 //
 // The WebGPU MUL_MAT kernels against peers measured in the same run on the same adapter:
 //  - the tiled GEMM against the naive one-invocation-per-output kernel it replaced, f32, at
-//    one large size (WEFT_WEBGPU_MATMUL forces the kernel shape; the two take turns);
+//    one large size (the backend's `matmul` option forces the kernel shape; the two take turns);
 //  - the mat-vec kernel (n = 1) as a's bytes/s against a plain copy on the adapter: a
 //    CPY node where the device has one, else SCALE by 1 (a shader reading and writing
 //    every element), plus the host's memcpy for reference (on lavapipe the adapter is the
@@ -58,13 +58,13 @@ function gpuGraph(gpu: Weft.Backend, build: (ctx: Weft.Context) => { inputs: Wef
   }
 }
 
-function withShape(shape: string, f: () => Promise<unknown>): () => Promise<unknown> {
+function withShape(gpu: Weft.Backend, shape: string, f: () => Promise<unknown>): () => Promise<unknown> {
   return async () => {
-    process.env.WEFT_WEBGPU_MATMUL = shape
+    gpu.setOption('matmul', shape)
     try {
       await f()
     } finally {
-      delete process.env.WEFT_WEBGPU_MATMUL
+      gpu.setOption('matmul', 'auto')
     }
   }
 }
@@ -75,7 +75,7 @@ async function gemm(gpu: Weft.Backend, n: number): Promise<void> {
     const b = ctx.newTensor2d('f32', n, n)
     return { inputs: [a, b], out: ctx.mulMat(a, b) }
   })
-  const [naive, tiled] = await turns(3, [withShape('naive', mm.run), withShape('tiled', mm.run)])
+  const [naive, tiled] = await turns(3, [withShape(gpu, 'naive', mm.run), withShape(gpu, 'tiled', mm.run)])
   const gf = (s: number) => ((2 * n ** 3) / s / 1e9).toFixed(2)
   console.log(`f32 GEMM ${n}^3: tiled ${gf(tiled!)} GFLOP/s, naive ${gf(naive!)} GFLOP/s   ratio tiled/naive ${(naive! / tiled!).toFixed(2)}`)
   mm.dispose()
@@ -113,8 +113,8 @@ async function matvec(gpu: Weft.Backend, m: number, k: number): Promise<void> {
       mv.dispose()
       continue
     }
-    const fs = [withShape('matvec', mv.run)]
-    if (type === 'f32') fs.push(withShape('naive', mv.run))
+    const fs = [withShape(gpu, 'matvec', mv.run)]
+    if (type === 'f32') fs.push(withShape(gpu, 'naive', mv.run))
     const [sec, naiveSec] = await turns(5, fs)
     const gbs = a.nbytes / sec! / 1e9
     const naive = naiveSec ? `   (naive kernel ${(a.nbytes / naiveSec / 1e9).toFixed(2)} GB/s)` : ''

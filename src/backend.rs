@@ -110,7 +110,8 @@ impl Backend {
         self.get()?.set_option("n_threads", &n.to_string()).js()
     }
 
-    /// A backend-specific option by name.
+    /// A backend-specific option by name: CPU `n_threads`; WebGPU `matmul` (`naive`,
+    /// `matvec`, `tiled` or `auto`: the MUL_MAT kernel forced on the device).
     #[napi(catch_unwind)]
     pub fn set_option(&self, key: String, value: String) -> Result<()> {
         self.get()?.set_option(&key, &value).js()

@@ -1,7 +1,7 @@
 #![cfg(feature = "webgpu")]
 //! WebGPU MUL_MAT against the CPU backend: every a type the kernels decode, f32 and f16 b,
 //! shapes that exercise the tails of the mat-vec and tiled kernels, broadcasting, permuted
-//! and transposed operands, with each kernel shape forced through WEFT_WEBGPU_MATMUL.
+//! and transposed operands, with each kernel shape forced through the backend's `matmul` option.
 //! Errors are measured as ggml's suite does (normalized mean squared error), because the
 //! CPU rounds b to a's vec_dot type (f16, bf16, q8) and the GPU multiplies in f32.
 
@@ -107,9 +107,8 @@ fn every_kernel_shape_matches_cpu() {
         let types = a_types(gpu);
         assert!(types.contains(&Type::F32) && types.contains(&Type::F16) && types.contains(&Type::BF16));
         println!("{}: a types {types:?}", gpu.name());
-        for shape in ["", "matvec", "tiled", "naive"] {
-            // Only this test in this binary touches the variable.
-            std::env::set_var("WEFT_WEBGPU_MATMUL", shape);
+        for shape in ["auto", "matvec", "tiled", "naive"] {
+            gpu.set_option("matmul", shape).expect("matmul option");
             // Float a: k = 67 reads elements one by one, k = 20 as vec4s (with a partial
             // last 16-wide step in the tiled kernel).
             let ks = |a: Type| if a.is_quantized() { vec![2 * a.blck_size() as i64] } else { vec![67, 20] };
@@ -134,7 +133,7 @@ fn every_kernel_shape_matches_cpu() {
                 }
             }
         }
-        std::env::remove_var("WEFT_WEBGPU_MATMUL");
+        gpu.set_option("matmul", "auto").expect("matmul option");
     }
 }
 

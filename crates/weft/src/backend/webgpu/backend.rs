@@ -127,6 +127,24 @@ impl Backend for WebGpuBackend {
             Err(_) => event.synchronize(),
         }
     }
+    /// `matmul`: `naive`, `matvec` or `tiled` forces that MUL_MAT kernel on this backend's
+    /// device (every backend of it), `auto` picks per node again.
+    fn set_option(&self, key: &str, value: &str) -> Result<()> {
+        let name = &self.dev.ctx().name;
+        match key {
+            "matmul" => {
+                let shape = match value.trim() {
+                    "auto" => 0,
+                    v => super::ops::matmul::Shape::parse(v).ok_or_else(|| {
+                        Error::invalid(format!("{name}: matmul='{value}' is not one of naive, matvec, tiled, auto"))
+                    })? as u8,
+                };
+                self.dev.ctx().matmul_shape.store(shape, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(Error::invalid(format!("{name}: unknown option '{key}' (known: matmul)"))),
+        }
+    }
     /// The device time of the last graph computed to completion: GPU timestamps where the
     /// adapter has TIMESTAMP_QUERY, else wall time from submission to completion.
     fn last_compute_seconds(&self) -> Option<f64> {

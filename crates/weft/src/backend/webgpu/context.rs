@@ -18,6 +18,10 @@ pub struct GpuContext {
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
     pub pipelines: PipelineCache,
+    /// The MUL_MAT kernel shape forced on this device (ops/matmul.rs's `Shape` as a u8, 0:
+    /// picked per node): `WEFT_WEBGPU_MATMUL` when the device opens, then a backend's
+    /// `set_option("matmul", ...)`.
+    pub matmul_shape: std::sync::atomic::AtomicU8,
     /// Why the device was lost, once it has been.
     lost: Arc<Mutex<Option<String>>>,
     /// An error no scope caught (work on a thread without a scope), kept for the next call.
@@ -77,6 +81,12 @@ impl GpuContext {
             limits,
             features,
             pipelines: PipelineCache::default(),
+            matmul_shape: std::sync::atomic::AtomicU8::new(
+                std::env::var("WEFT_WEBGPU_MATMUL")
+                    .ok()
+                    .and_then(|v| super::ops::matmul::Shape::parse(&v))
+                    .map_or(0, |s| s as u8),
+            ),
             lost,
             uncaptured,
         })

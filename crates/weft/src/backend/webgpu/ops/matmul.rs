@@ -7,8 +7,9 @@
 //! pass over a's bytes, rows of a per workgroup, a workgroup or subgroup reduction) and
 //! `mul_mm.wgsl` for the rest (a 64 x 64 tiled GEMM through workgroup memory). The naive
 //! f32 kernel it replaced (`mul_mat.wgsl`, one invocation per output) stays for the bench
-//! and for `WEFT_WEBGPU_MATMUL=naive`. `WEFT_WEBGPU_MATMUL=naive|matvec|tiled`, read at
-//! each plan, forces a shape (naive only where both operands are f32).
+//! and for a forced `naive`. `WEFT_WEBGPU_MATMUL=naive|matvec|tiled` (read when the device
+//! opens) or a backend's `set_option("matmul", naive|matvec|tiled|auto)` forces a shape on
+//! the device (naive only where both operands are f32).
 //!
 //! Optional features (context.rs masks them with `WEFT_WEBGPU_DISABLE`): SHADER_F16 reads
 //! f16 operands through native f16 storage and keeps an f16 a's GEMM tile in f16; SUBGROUP
@@ -56,20 +57,34 @@ impl AType {
     }
 }
 
-/// The kernel shapes; `Naive` is the replaced one-invocation-per-output f32 kernel.
+/// The kernel shapes; `Naive` is the replaced one-invocation-per-output f32 kernel. As a
+/// u8 in GpuContext::matmul_shape (0: none forced).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
 pub enum Shape {
-    Naive,
-    MatVec,
-    Tiled,
+    Naive = 1,
+    MatVec = 2,
+    Tiled = 3,
 }
 
-/// `WEFT_WEBGPU_MATMUL`: a forced kernel shape, None for the per-node choice.
-fn forced_shape() -> Option<Shape> {
-    match std::env::var("WEFT_WEBGPU_MATMUL").ok()?.trim() {
-        "naive" => Some(Shape::Naive),
-        "matvec" => Some(Shape::MatVec),
-        "tiled" => Some(Shape::Tiled),
+impl Shape {
+    /// `naive`, `matvec` or `tiled`; None for anything else (`auto`: picked per node).
+    pub fn parse(s: &str) -> Option<Shape> {
+        match s.trim() {
+            "naive" => Some(Shape::Naive),
+            "matvec" => Some(Shape::MatVec),
+            "tiled" => Some(Shape::Tiled),
+            _ => None,
+        }
+    }
+}
+
+/// The shape forced on this device, None for the per-node choice.
+fn forced_shape(ctx: &GpuContext) -> Option<Shape> {
+    match ctx.matmul_shape.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => Some(Shape::Naive),
+        2 => Some(Shape::MatVec),
+        3 => Some(Shape::Tiled),
         _ => None,
     }
 }
@@ -206,14 +221,14 @@ pub fn variants() -> Vec<PipelineKey> {
 /// Invocations of one tiled-GEMM workgroup (8 x 8).
 const TILED_WG: u32 = 64;
 
-/// The shape a node gets: forced by the environment, else mat-vec for small n. An adapter
+/// The shape a node gets: forced on the device, else mat-vec for small n. An adapter
 /// whose workgroups are smaller than the GEMM's (some GL ones) gets the mat-vec kernel,
 /// which takes any n.
 fn shape_for(ctx: &GpuContext, node: &Tensor, a_ty: Type, b_ty: Type) -> Shape {
     let n = node.ne()[1];
     let l = &ctx.limits;
     let tiled_fits = l.max_compute_invocations_per_workgroup >= TILED_WG && l.max_compute_workgroup_size_x >= TILED_WG;
-    let shape = match forced_shape() {
+    let shape = match forced_shape(ctx) {
         Some(Shape::Naive) if a_ty == Type::F32 && b_ty == Type::F32 => Shape::Naive,
         Some(s @ (Shape::MatVec | Shape::Tiled)) => s,
         _ if n <= MATVEC_MAX_N => Shape::MatVec,

@@ -37,6 +37,11 @@ const TYPES = [
   { type: 'q8_0', exact: 5e-3, emulated: 3e-3, tied: false },
   { type: 'q4_0', exact: 5e-3, emulated: 3e-3, tied: false },
 ] as const
+// WebGPU's kernels keep matmul inputs in f32 (no q8_0 rounding of activations), so every
+// type gets the f32/f16 bounds there; against the WebGPU-emulating reference (only the f16
+// cache and flash attention's f16 query rounded) measured worst 2.3e-7, against the exact
+// one 3.3e-6.
+const WEBGPU_BOUNDS = (type: string) => ({ type, exact: 5e-5, emulated: 5e-6 })
 const PROMPT = 'The quick brown fox'
 const N_GEN = 16
 
@@ -97,10 +102,18 @@ function worstNmse(run: Run, want: Float64Array[]): number {
 }
 
 /** Compare a run with both references over the same tokens (teacher forcing). */
-function check(t: { diagnostic(s: string): void }, what: string, run: Run, ref: RefModel, b: Bounds, flashAttn: boolean): void {
+function check(
+  t: { diagnostic(s: string): void },
+  what: string,
+  run: Run,
+  ref: RefModel,
+  b: Bounds,
+  flashAttn: boolean,
+  rounds: 'cpu' | 'webgpu' = 'cpu',
+): void {
   const tokens = [...run.prompt, ...run.generated].slice(0, run.logits.length)
   const exact = referenceLogits(ref, tokens)
-  const emulated = referenceLogits(ref, tokens, { weightType: b.type, flashAttn })
+  const emulated = referenceLogits(ref, tokens, { weightType: b.type, flashAttn, rounds })
   const e1 = worstNmse(run, exact)
   const e2 = worstNmse(run, emulated)
   t.diagnostic(`${what}: worst NMSE ${e1.toExponential(2)} vs exact (bound ${b.exact}), ${e2.toExponential(2)} vs emulated (bound ${b.emulated})`)
@@ -231,7 +244,7 @@ test('WebGPU0: logits match the reference where the backend has every op of the 
           ctx.dispose()
           continue
         }
-        check(t, what, await runGreedy(model, ctx), reference(path), bounds, flashAttn)
+        check(t, what, await runGreedy(model, ctx), reference(path), WEBGPU_BOUNDS(type), flashAttn, 'webgpu')
         ran++
         ctx.dispose()
       } finally {

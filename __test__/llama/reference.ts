@@ -9,6 +9,9 @@
 // q8_0 / q4_0 weights), K and V to the f16 cache, attention inputs to f16, and flash
 // attention's f16 accumulation of V. That turns "weft agrees with exact math up to the type's
 // precision" into "the remaining difference is summation order": a much tighter bound.
+// `rounds: 'webgpu'` emulates weft's WebGPU kernels instead, which round less: only what the
+// tensors' types store (the f16 KV cache) and flash attention's query to f16 for f16 keys;
+// matmul inputs, probabilities and the V sum stay f32 there.
 import type { Gguf } from '../../index.js'
 
 /** IEEE half -> number. */
@@ -83,6 +86,8 @@ function q8Round(x: Float64Array): Float64Array {
 export interface Emulation {
   weightType: string
   flashAttn: boolean
+  /** Whose roundings: ggml's CPU backend (the default) or weft's WebGPU kernels. */
+  rounds?: 'cpu' | 'webgpu'
 }
 
 /** A tensor's elements, from its raw bytes. */
@@ -201,7 +206,7 @@ export function loadReference(g: Gguf): RefModel {
 
 /** The matmul input as ggml's CPU rounds it for weights of this type (vec_dot_type). */
 function roundInput(x: Float64Array, emu: Emulation | undefined): Float64Array {
-  if (!emu || emu.weightType === 'f32') return x
+  if (!emu || emu.weightType === 'f32' || emu.rounds === 'webgpu') return x
   if (emu.weightType === 'f16') return x.map(f16)
   return q8Round(x)
 }
@@ -247,14 +252,17 @@ function rope(x: Float64Array, heads: number, headDim: number, pos: number, base
 /** One head's attention output over the cached keys and values (exact, or as ggml rounds it). */
 function attend(qHead: Float64Array, ks: Float64Array[], vs: Float64Array[], off: number, dim: number, emu?: Emulation): Float64Array {
   const out = new Float64Array(dim)
-  const qh = emu ? qHead.map(f16) : qHead
+  // Q meets f16 keys: the CPU converts it to f16 on both paths, WebGPU in flash attention only.
+  const qh = emu && (emu.rounds !== 'webgpu' || emu.flashAttn) ? qHead.map(f16) : qHead
   const scores = ks.map((k) => {
     let s = 0
     for (let i = 0; i < dim; i++) s += qh[i] * k[off + i]
     return emu ? Math.fround(Math.fround(s) / Math.sqrt(dim)) : s / Math.sqrt(dim)
   })
+  const f16Sum = emu?.rounds === 'webgpu' ? (x: number) => x : f16
   if (emu?.flashAttn) {
-    // ggml's CPU flash attention: online softmax, V summed in f16.
+    // ggml's CPU flash attention: online softmax, V summed in f16 (in f32 on WebGPU, where the
+    // reference's f64 sum stands for it).
     let M = -Infinity
     let S = 0
     const acc = new Float64Array(dim)
@@ -265,11 +273,11 @@ function attend(qHead: Float64Array, ks: Float64Array[], vs: Float64Array[], off
         const old = M
         M = s
         ms = Math.fround(Math.exp(old - M))
-        for (let i = 0; i < dim; i++) acc[i] = f16(acc[i] * ms)
+        for (let i = 0; i < dim; i++) acc[i] = f16Sum(acc[i] * ms)
       } else {
         vsc = Math.fround(Math.exp(s - M))
       }
-      for (let i = 0; i < dim; i++) acc[i] = f16(acc[i] + vs[j][off + i] * vsc)
+      for (let i = 0; i < dim; i++) acc[i] = f16Sum(acc[i] + vs[j][off + i] * vsc)
       S = S * ms + vsc
     })
     for (let i = 0; i < dim; i++) out[i] = acc[i] / S
@@ -279,8 +287,8 @@ function attend(qHead: Float64Array, ks: Float64Array[], vs: Float64Array[], off
   const p = scores.map((s) => Math.exp(s - max))
   const sum = p.reduce((a, b) => a + b, 0)
   vs.forEach((v, j) => {
-    // The MUL_MAT path multiplies f16 V by the probabilities rounded to f16.
-    const w = emu ? f16(p[j] / sum) : p[j] / sum
+    // The CPU's MUL_MAT path multiplies f16 V by the probabilities rounded to f16.
+    const w = emu && emu.rounds !== 'webgpu' ? f16(p[j] / sum) : p[j] / sum
     for (let i = 0; i < dim; i++) out[i] += w * v[off + i]
   })
   return out

@@ -189,6 +189,20 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
     scalar::scale(x.add(i), s, out.add(i), n - i);
 }
 
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn mad(y: *mut f32, x: *const f32, v: f32, n: usize) {
+    let vv = _mm256_set1_ps(v);
+    let mut i = 0;
+    while i + 8 <= n {
+        _mm256_storeu_ps(y.add(i), _mm256_fmadd_ps(_mm256_loadu_ps(x.add(i)), vv, _mm256_loadu_ps(y.add(i))));
+        i += 8;
+    }
+    // The tail here, not in `scalar::mad`: compiled with FMA, mul_add is one instruction.
+    for j in i..n {
+        *y.add(j) = (*x.add(j)).mul_add(v, *y.add(j));
+    }
+}
+
 /// Per element (see `Kernels::exp_sum`).
 unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
     scalar::exp_sum(x, max, y, n)

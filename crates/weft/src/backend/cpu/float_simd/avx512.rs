@@ -231,6 +231,18 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
     }
 }
 
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+unsafe fn mad(y: *mut f32, x: *const f32, v: f32, n: usize) {
+    let vv = _mm512_set1_ps(v);
+    let mut i = 0;
+    while i < n {
+        let m = tail_mask((n - i).min(16));
+        let r = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x.add(i)), vv, _mm512_maskz_loadu_ps(m, y.add(i)));
+        _mm512_mask_storeu_ps(y.add(i), m, r);
+        i += 16;
+    }
+}
+
 /// An f32 constant from its bits (Rust has no hex float literals).
 #[inline(always)]
 unsafe fn c(bits: u32) -> __m512 {

@@ -1,7 +1,7 @@
 //! Vector kernels for the CPU's float paths: row dot products of f32 / f16 / bf16 (MUL_MAT's
 //! mat-vec, MUL_MAT_ID, OUT_PROD, FLASH_ATTN_EXT), row conversions between f32 and f16 /
 //! bf16, and the elementwise loops of the llama path (ADD and friends, RMS_NORM's sum of
-//! squares, scaling).
+//! squares, scaling, multiply-add).
 //!
 //! Each ISA fills one [`Kernels`] table (`avx512.rs`, `avx2.rs`, `neon.rs`); `scalar.rs` is
 //! the fallback and the tests' oracle. [`kernels`] picks the best table the CPU runs, once;
@@ -32,6 +32,7 @@ macro_rules! isa_table {
             div: |x, y, o, n| unsafe { bin(x, y, o, n, Bin::Div) },
             sum_sq_f64: |x, n| unsafe { sum_sq_f64(x, n) },
             scale: |x, s, o, n| unsafe { scale(x, s, o, n) },
+            mad: |y, x, v, n| unsafe { mad(y, x, v, n) },
             exp_sum: |x, m, y, n| unsafe { exp_sum(x, m, y, n) },
         };
     };
@@ -132,6 +133,9 @@ pub struct Kernels {
     pub sum_sq_f64: unsafe fn(x: *const f32, n: usize) -> f64,
     /// `out[i] = x[i] * s` (`out` may be `x`).
     pub scale: unsafe fn(x: *const f32, s: f32, out: *mut f32, n: usize),
+    /// `y[i] = fma(x[i], v, y[i])`, one rounding per element on every table
+    /// (ggml_vec_mad_f32 in an FMA build; the scalar table's `mul_add` is the same).
+    pub mad: unsafe fn(y: *mut f32, x: *const f32, v: f32, n: usize),
     /// SOFT_MAX's core: `y[i] = exp(x[i] - max)`, returning the sum of the y in f64 (`y`
     /// may be `x`). AVX-512 evaluates exp as a degree-5 polynomial after range reduction
     /// (the approximation ggml's `ggml_v_expf` uses, within 2 ulp of the correctly rounded

@@ -148,6 +148,11 @@ unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
     scalar::scale(x.add(i), s, out.add(i), n - i);
 }
 
+/// The scalar loop: aarch64 always has FMA, so its mul_add is one fused instruction.
+unsafe fn mad(y: *mut f32, x: *const f32, v: f32, n: usize) {
+    scalar::mad(y, x, v, n)
+}
+
 /// Per element (see `Kernels::exp_sum`).
 unsafe fn exp_sum(x: *const f32, max: f32, y: *mut f32, n: usize) -> f64 {
     scalar::exp_sum(x, max, y, n)

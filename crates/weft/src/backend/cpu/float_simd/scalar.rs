@@ -19,6 +19,7 @@ pub static KERNELS: Kernels = Kernels {
     div: |x, y, o, n| unsafe { bin(x, y, o, n, |a, b| Bin::Div.scalar(a, b)) },
     sum_sq_f64,
     scale,
+    mad,
     exp_sum,
 };
 
@@ -94,6 +95,12 @@ pub(super) unsafe fn sum_sq_f64(x: *const f32, n: usize) -> f64 {
 pub(super) unsafe fn scale(x: *const f32, s: f32, out: *mut f32, n: usize) {
     for i in 0..n {
         *out.add(i) = *x.add(i) * s;
+    }
+}
+
+pub(super) unsafe fn mad(y: *mut f32, x: *const f32, v: f32, n: usize) {
+    for i in 0..n {
+        *y.add(i) = (*x.add(i)).mul_add(v, *y.add(i));
     }
 }
 

@@ -173,6 +173,14 @@ fn elementwise_ops_are_bit_exact_in_place_too() {
                 ((t.sum_sq_f64)(x.as_ptr(), n), (scalar::KERNELS.sum_sq_f64)(x.as_ptr(), n))
             };
             assert_eq!(got, want, "{:?} scale n={n}", t.isa);
+            let (mut got, mut want) = (y.clone(), y.clone());
+            // SAFETY: n elements each.
+            unsafe {
+                (t.mad)(got.as_mut_ptr(), x.as_ptr(), -0.37, n);
+                (scalar::KERNELS.mad)(want.as_mut_ptr(), x.as_ptr(), -0.37, n);
+            }
+            let same = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{:?} mad n={n}", t.isa);
             assert!((sg - sw).abs() <= 1e-12 * sw.abs(), "{:?} sum_sq n={n}: {sg} vs {sw}", t.isa);
         }
     }

@@ -3,22 +3,22 @@
 //! [d, n_head, n_batch, ne3].
 //!
 //! Numerics follow ggml-cpu: the query row is first converted to K's "vec dot" type (f16 for
-//! f16 keys, q8_0 for q4_0 / q8_0 keys: `flash_attn_kv`), each score is a dot in that type; logit_softcap divides the scale and applies
-//! softcap * tanh(s); masked-out keys (-inf) are skipped; with f16 values the weighted sum is
-//! accumulated in an f16 vector (rounded after every update) and in f32 otherwise; those
-//! updates and the running sum S are fused multiply-adds, as ggml's FMA build computes them.
-//! The K dot sums exact f16 products in f64 (ggml_vec_dot_f16's scalar loop; its SIMD loops
-//! add in f32 lanes, a difference in the last bits). ggml's CPU runs the same kernel for the
-//! default and f32 precisions.
+//! f16 keys, q8_0 for q4_0 / q8_0 keys: `flash_attn_kv`) and each score is a dot in that
+//! type; logit_softcap divides the scale and applies softcap * tanh(s); masked-out keys
+//! (-inf) are skipped; with f16 values the weighted sum is accumulated in an f16 vector
+//! (rounded after every update) and in f32 otherwise; those updates and the running sum S
+//! are fused multiply-adds, as ggml's FMA build computes them. ggml's CPU runs the same
+//! kernel for the default and f32 precisions.
 
 use super::flash_attn_kv::{kv_row_ops, KvRowOps};
 use super::softmax::alibi_slope;
 use super::{fused, is_quant_rows, mad_f32, src};
+use crate::backend::cpu::float_simd::kernels;
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
 use crate::op::Op;
 use crate::tensor::Tensor;
-use crate::types::{f16_to_f32, f32_to_f16, Type};
+use crate::types::{f16_to_f32, Type};
 use crate::{Error, Result};
 
 pub const KERNEL: Kernel = Kernel { supports, run };
@@ -34,30 +34,37 @@ fn supports(node: &Tensor) -> bool {
 
 /// The weighted sum of value rows, with ggml's two accumulators: an f16 vector for f16
 /// values (ggml_vec_scale_f16 / ggml_vec_mad_f16 round each update to f16), f32 otherwise.
-enum Acc {
-    F16(Vec<u16>),
-    F32 { acc: Vec<f32>, row: Vec<f32> },
+/// Both keep f32 lanes and run the vector table's loops; the f16 one rounds its lanes to f16
+/// after every update (narrowed and widened again), which gives the f16 vector's bits.
+struct Acc {
+    acc: Vec<f32>,
+    row: Vec<f32>,
+    /// The f16 accumulator's rounding buffer; None for the f32 accumulator.
+    half: Option<Vec<u16>>,
 }
 
 impl Acc {
     fn new(v_ty: Type, d: usize) -> Acc {
-        if v_ty == Type::F16 {
-            Acc::F16(vec![0; d])
-        } else {
-            Acc::F32 { acc: vec![0.0; d], row: vec![0.0; d] }
-        }
+        Acc { acc: vec![0.0; d], row: vec![0.0; d], half: (v_ty == Type::F16).then(|| vec![0; d]) }
     }
     fn clear(&mut self) {
-        match self {
-            Acc::F16(a) => a.fill(0),
-            Acc::F32 { acc, .. } => acc.fill(0.0),
+        self.acc.fill(0.0);
+    }
+    /// Round the lanes to f16, as an f16 accumulator holds them.
+    fn round(&mut self) {
+        if let Some(h) = &mut self.half {
+            let (k, n) = (kernels(), self.acc.len());
+            // SAFETY: acc and h both hold n elements.
+            unsafe {
+                (k.f32_to_f16)(self.acc.as_ptr(), h.as_mut_ptr(), n);
+                (k.f16_to_f32)(h.as_ptr(), self.acc.as_mut_ptr(), n);
+            }
         }
     }
     fn scale(&mut self, s: f32) {
-        match self {
-            Acc::F16(a) => a.iter_mut().for_each(|y| *y = f32_to_f16(f16_to_f32(*y) * s)),
-            Acc::F32 { acc, .. } => acc.iter_mut().for_each(|y| *y *= s),
-        }
+        // SAFETY: acc holds its length; the kernel allows out == x.
+        unsafe { (kernels().scale)(self.acc.as_ptr(), s, self.acc.as_mut_ptr(), self.acc.len()) };
+        self.round();
     }
     /// acc += w * v_row.
     ///
@@ -65,26 +72,14 @@ impl Acc {
     /// `v` points at a V row of the accumulator's length.
     #[inline(always)]
     unsafe fn mad(&mut self, v: *const u8, w: f32, ops: &KvRowOps) -> Result<()> {
-        match self {
-            Acc::F16(a) => {
-                let v = v as *const u16;
-                for (i, y) in a.iter_mut().enumerate() {
-                    *y = f32_to_f16(f16_to_f32(v.add(i).read_unaligned()).mul_add(w, f16_to_f32(*y)));
-                }
-            }
-            Acc::F32 { acc, row } => {
-                (ops.to_f32)(v, row)?;
-                mad_f32(acc, row, w);
-            }
-        }
+        (ops.to_f32)(v, &mut self.row)?;
+        mad_f32(&mut self.acc, &self.row, w);
+        self.round();
         Ok(())
     }
     /// The sum divided by the softmax denominator s.
     fn finish(&self, s: f32, out: &mut [f32]) {
-        match self {
-            Acc::F16(a) => out.iter_mut().zip(a).for_each(|(o, &y)| *o = f16_to_f32(y)),
-            Acc::F32 { acc, .. } => out.copy_from_slice(acc),
-        }
+        out.copy_from_slice(&self.acc);
         let s_inv = 1.0 / s;
         out.iter_mut().for_each(|o| *o *= s_inv);
     }

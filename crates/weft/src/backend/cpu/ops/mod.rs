@@ -153,5 +153,8 @@ pub fn fused<R>(f: impl FnOnce() -> R) -> R {
 /// y += x * v, fused per element (ggml_vec_mad_f32).
 #[inline(always)]
 pub fn mad_f32(y: &mut [f32], x: &[f32], v: f32) {
-    y.iter_mut().zip(x).for_each(|(yi, &xi)| *yi = xi.mul_add(v, *yi));
+    let n = y.len().min(x.len());
+    // SAFETY: n elements of each. The table's loop, not a mul_add here: this crate is not
+    // built with FMA, so mul_add outside a `fused` body is a software fmaf call.
+    unsafe { (crate::backend::cpu::float_simd::kernels().mad)(y.as_mut_ptr(), x.as_ptr(), v, n) }
 }

@@ -111,7 +111,8 @@ impl WebGpuBuffer {
                 mapped_at_creation: false,
             })
         })?;
-        ctx.submit(&what, true, |e| e.copy_buffer_to_buffer(&self.buffer, start as u64, &staging, 0, len as u64))?;
+        // One wait for both: the map is served once the copy's submission has completed.
+        ctx.submit(&what, false, |e| e.copy_buffer_to_buffer(&self.buffer, start as u64, &staging, 0, len as u64))?;
 
         let (tx, rx) = std::sync::mpsc::channel();
         ctx.scoped(&what, || staging.map_async(wgpu::MapMode::Read, .., move |r| drop(tx.send(r))))?;

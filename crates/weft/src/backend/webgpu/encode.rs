@@ -42,7 +42,8 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
     };
     let last = dispatches.len() - 1;
     let started = std::time::Instant::now();
-    ctx.submit(what, wait, |encoder| {
+    // With timestamps, their map's wait is the submission's wait (one fence wait, not two).
+    ctx.submit(what, wait && stamps.is_none(), |encoder| {
         let params = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("weft params"),
             contents: &bytes,
@@ -76,11 +77,11 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
     if !wait {
         return Ok(None);
     }
-    let wall = started.elapsed().as_secs_f64();
-    Ok(Some(match stamps {
-        Some(st) => st.seconds(ctx, what)?.unwrap_or(wall),
-        None => wall,
-    }))
+    let stamped = match &stamps {
+        Some(st) => st.seconds(ctx, what)?,
+        None => None,
+    };
+    Ok(Some(stamped.unwrap_or_else(|| started.elapsed().as_secs_f64())))
 }
 
 /// Two timestamps (start of the first pass, end of the last) and the buffers that bring

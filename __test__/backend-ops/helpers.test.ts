@@ -17,7 +17,7 @@ import { TestArange } from './cases/generate.js';
 import { TestCpy } from './cases/copy.js';
 import { TestOptStepAdamw } from './cases/training.js';
 import { TestSqr } from './cases/unary.js';
-import { evalGrad } from './modes/grad.js';
+import { evalGrad, fdIndices } from './modes/grad.js';
 import { evalSupport } from './modes/support.js';
 import { compareWithReference } from './modes/conformance.js';
 import { TestCase } from './test-case.js';
@@ -206,6 +206,22 @@ describe('modes end to end', () => {
       const sqr = await evalGrad(new TestSqr(), cpu, rng);
       if (hasAutodiff()) assert.equal(sqr.status, 'ok', sqr.text);
       else assert.deepEqual([sqr.status, sqr.reason], ['not supported', 'autodiff not available']);
+    } finally {
+      cpu.dispose();
+    }
+  });
+
+  test('grad mode checks every element by default, or evenly spaced ones from first to last', async () => {
+    assert.deepEqual(fdIndices(5), [0, 1, 2, 3, 4]);
+    assert.deepEqual(fdIndices(5, 5), [0, 1, 2, 3, 4]);
+    assert.deepEqual(fdIndices(10, 4), [0, 3, 6, 9]);
+    assert.deepEqual(fdIndices(1001, 3), [0, 500, 1000]);
+    assert.deepEqual(fdIndices(7, 1), [0]);
+    if (!hasAutodiff()) return;
+    const cpu = Backend.init('CPU');
+    try {
+      const r = await evalGrad(new TestSqr(), cpu, new Rng(1), null, 8);
+      assert.equal(r.status, 'ok', r.text);
     } finally {
       cpu.dispose();
     }

@@ -150,14 +150,19 @@ fn pools_match_cpu() {
                         let out = ctx.pool_2d(&a, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("pool_2d");
                         (vec![(a, av)], out)
                     });
-                    // POOL_2D_BACK is refused on WebGPU (ops/pool.rs, POOL_BACK_READY): its kernel fails wgpu's
-                    // validation; refused, never wrong.
-                    let ctx = no_alloc_ctx();
-                    let x = ctx.new_tensor(ty, &[10, 9, 3, 2]).expect("x");
-                    let pooled = ctx.pool_2d(&x, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("pool_2d");
-                    let g = ctx.new_tensor(Type::F32, &pooled.ne()).expect("g");
-                    let out = ctx.pool_2d_back(&g, &x, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("back");
-                    assert!(!gpu.supports_op(&out), "POOL_2D_BACK should be refused");
+                    // The gradient of that pool: g spread back over x's windows.
+                    check_vs_cpu(
+                        &format!("pool_2d_back {op:?} {ty} k{k:?} s{s:?} p{p:?}"),
+                        gpu.as_ref(),
+                        1e-6,
+                        |ctx| {
+                            let (x, xv) = coarse(ctx, ty, &[10, 9, 3, 2], 12);
+                            let pooled = ctx.pool_2d(&x, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("pool_2d");
+                            let (g, gv) = coarse(ctx, Type::F32, &pooled.ne(), 13);
+                            let out = ctx.pool_2d_back(&g, &x, op, k.0, k.1, s.0, s.1, p.0, p.1).expect("back");
+                            (vec![(x, xv), (g, gv)], out)
+                        },
+                    );
                 }
             }
         }

@@ -80,7 +80,6 @@ fn sums_by_hand() {
 }
 
 #[test]
-#[ignore = "ARGMAX is refused on WebGPU (ops/index.rs, ARGMAX_READY) until rows with NaN match ggml's loop"]
 fn argmax_and_count_equal_match_cpu() {
     for gpu in backends() {
         let g = gpu.as_ref();
@@ -106,6 +105,20 @@ fn argmax_and_count_equal_match_cpu() {
             let a = ctx.new_tensor_2d(Type::F32, 6, 7).unwrap();
             (vec![(a.clone(), rows.concat())], ctx.argmax(&a).unwrap())
         });
+        // Long rows: NaN inside a row (the run after it decides), trailing NaN (the run
+        // before decides), the maximum before the NaN, and an all-NaN row; ties of the maximum.
+        check_vs_cpu("argmax long rows with NaN", g, 0.0, |ctx| {
+            let (a, mut v) = input(ctx, Type::F32, &[3000, 5], 13);
+            v[1000] = f32::NAN;
+            v[3000 + 2999] = f32::NAN;
+            v[3000 + 2998] = f32::NAN;
+            v[6000 + 10] = 5.0;
+            v[6000 + 2000] = f32::NAN;
+            v[9000..12000].fill(f32::NAN);
+            v[12000 + 7] = 2.0;
+            v[12000 + 2500] = 2.0;
+            (vec![(a.clone(), v)], ctx.argmax(&a).unwrap())
+        });
         check_vs_cpu("count_equal of argmaxes", g, 0.0, |ctx| {
             let a = input(ctx, Type::F32, &[4, 500], 7);
             let b = input(ctx, Type::F32, &[4, 500], 8);
@@ -125,20 +138,19 @@ fn argmax_and_count_equal_match_cpu() {
 }
 
 #[test]
-#[ignore = "ARGSORT is refused on WebGPU (ops/index.rs, ARGSORT_READY) until rows with ties and NaN match the CPU"]
 fn argsort_matches_cpu() {
     for gpu in backends() {
         let g = gpu.as_ref();
         for order in [SortOrder::Asc, SortOrder::Desc] {
-            // Workgroup-memory sort (rows padded to a power of two), then the in-dst sort.
-            for ne in [[8i64, 1, 1, 1], [1, 3, 1, 1], [60, 10, 10, 2], [1024, 3, 1, 1]] {
+            // Rows padded to a power of two, up to the longest taken.
+            for ne in [[8i64, 1, 1, 1], [1, 3, 1, 1], [60, 10, 10, 2], [256, 3, 1, 1]] {
                 check_vs_cpu(&format!("argsort {order:?} {ne:?}"), g, 0.0, |ctx| {
                     let a = input(ctx, Type::F32, &ne, 9);
                     (vec![a.clone()], ctx.argsort(&a.0, order).unwrap())
                 });
             }
             // Ties and NaN: ggml's exchange sort's order, replayed.
-            for n in [6i64, 200] {
+            for n in [6i64, 200, 256] {
                 check_vs_cpu(&format!("argsort {order:?} ties, NaN, n={n}"), g, 0.0, |ctx| {
                     let a = ctx.new_tensor_2d(Type::F32, n, 3).unwrap();
                     let mut v: Vec<f32> = (0..3 * n).map(|i| ((i * 7) % 5) as f32).collect();
@@ -307,5 +319,9 @@ fn tensors_over_one_binding_are_refused() {
         }
         assert!(gpu.supports_op(&ctx.sum_rows(&small).unwrap()));
         assert!(gpu.supports_op(&ctx.sum(&small).unwrap()));
+        // ARGSORT's exchange-sort replay (ties, NaN) runs in one invocation: rows up to 256.
+        let row = |n: i64| ctx.new_tensor_2d(Type::F32, n, 2).unwrap();
+        assert!(gpu.supports_op(&ctx.argsort(&row(256), SortOrder::Desc).unwrap()));
+        assert!(!gpu.supports_op(&ctx.argsort(&row(257), SortOrder::Desc).unwrap()));
     }
 }

@@ -40,14 +40,9 @@ fn pool_supports(node: &Tensor) -> bool {
         && a.ne()[3] >= node.ne()[3]
 }
 
-/// Refused until fixed: the POOL_2D_BACK dispatch fails wgpu's validation (webgpu_conv's
-/// pools test asserts the refusal meanwhile).
-const POOL_BACK_READY: bool = false;
-
 fn pool_back_supports(node: &Tensor) -> bool {
     let (Some(g), Some(x)) = (node.src(0), node.src(1)) else { return false };
-    POOL_BACK_READY
-        && matches!(node.op(), Op::Pool2dBack { .. })
+    matches!(node.op(), Op::Pool2dBack { .. })
         && geometry(node.op()).is_some()
         && is_type(node, &[Type::F32])
         && is_type(g, &[Type::F32])
@@ -110,7 +105,12 @@ fn pool_back_plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     Ok(Some(Dispatch {
         key: key("pool_back", "X_F16", op, input),
         params: Params::header(&d, &[Some(&grad), Some(&x)], n).u32s(&window(g)).finish(),
-        bindings: vec![grad.binding, x.binding, d.binding],
+        // Average pooling never reads x, so its shader's layout has no x binding.
+        bindings: if op == PoolOp::Max {
+            vec![grad.binding, x.binding, d.binding]
+        } else {
+            vec![grad.binding, d.binding]
+        },
         groups: grid_for_elements(ctx, n, WG_ELEMENTWISE)?,
     }))
 }

@@ -1,8 +1,13 @@
 // ARGMAX: the index of the largest element of each row of the matrix a (any float type
-// through load_a), as i32. One workgroup per row. As ggml_vec_argmax_f32, equal maxima
-// give the last index. ggml's running `max = MAX(max, x)` lets a NaN replace the max (and
-// the next element replace the NaN), so a row holding NaN is answered by invocation 0
-// replaying ggml's loop; other rows by a (value, index) tree.
+// through load_a), as i32. One workgroup per row.
+//
+// ggml_vec_argmax_f32 runs `max = MAX(max, x); if (max == x) idx = i;` from max = -inf,
+// idx = 0. A NaN makes max NaN without moving idx, and the next element then replaces the
+// NaN, so the loop's answer is: the last index holding the maximum of the run of elements
+// after the last NaN that precedes the last non-NaN element q (trailing NaNs change
+// nothing), or 0 when the row is all NaN. Three passes find q, that NaN, and the maximum,
+// each a workgroup reduction: no invocation replays the loop (lavapipe stops a loop after
+// 65535 iterations).
 #include "load_a"
 #include "reduce"
 
@@ -27,35 +32,36 @@ fn main(inv: Invocation) {
     }
     let base = p.offs.y + row * p.a.nb.y;
     let n = p.a.ne.x;
+
+    // The run is [start, end): end is one past the last non-NaN element (0: none), start one
+    // past the last NaN before it (0: none).
+    var mine = 0u;
+    for (var i = lid; i < n; i = i + {{WG_SIZE}}u) {
+        if (!is_nan(load_a(base + i * p.a.nb.x))) {
+            mine = i + 1u;
+        }
+    }
+    let end = reduce_max_u32(lid, mine);
+    mine = 0u;
+    for (var i = lid; i < end; i = i + {{WG_SIZE}}u) {
+        if (is_nan(load_a(base + i * p.a.nb.x))) {
+            mine = i + 1u;
+        }
+    }
+    let start = reduce_max_u32(lid, mine);
+
+    // The run holds no NaN: plain comparisons; of equal maxima the last index.
     var best = 0.0;
     var best_i = ARGMAX_NONE;
-    var nan = 0.0;
-    for (var i = lid; i < n; i = i + {{WG_SIZE}}u) {
+    for (var i = start + lid; i < end; i = i + {{WG_SIZE}}u) {
         let x = load_a(base + i * p.a.nb.x);
-        if (x != x) {
-            nan = 1.0;
-        } else if (best_i == ARGMAX_NONE || x >= best) {
+        if (best_i == ARGMAX_NONE || x >= best) {
             best = x;
             best_i = i;
         }
     }
     let idx = reduce_argmax(lid, best, best_i);
-    let any_nan = reduce_max(lid, nan);
-    if (lid != 0u) {
-        return;
+    if (lid == 0u) {
+        dst[p.offs.x + row * p.dst.nb.x] = select(idx, 0u, idx == ARGMAX_NONE);
     }
-    var out = select(idx, 0u, idx == ARGMAX_NONE);
-    if (any_nan > 0.0) {
-        // ggml's loop; its -inf start gives way to element 0 whatever it is.
-        var mx = load_a(base);
-        out = 0u;
-        for (var i = 1u; i < n; i = i + 1u) {
-            let x = load_a(base + i * p.a.nb.x);
-            mx = select(x, mx, mx > x);
-            if (mx == x) {
-                out = i;
-            }
-        }
-    }
-    dst[p.offs.x + row * p.dst.nb.x] = out;
 }

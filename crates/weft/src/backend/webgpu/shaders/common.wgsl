@@ -38,6 +38,20 @@ fn invocation_index(inv: Invocation, wg_size: u32) -> u32 {
     return group_index(inv) * wg_size + inv.lid;
 }
 
+// NaN tests and comparisons that keep C's answers around NaN. WGSL lets a compiler assume
+// floats are never NaN (lavapipe does: it folds `x != x` and turns `a > b` into `!(a <= b)`),
+// so where ggml's result depends on NaN (ARGMAX's running max, ARGSORT's exchange sort) the
+// test is on the bits and each comparison is false when either side is NaN.
+fn is_nan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+fn ordered_gt(a: f32, b: f32) -> bool {
+    return !is_nan(a) && !is_nan(b) && a > b;
+}
+fn ordered_eq(a: f32, b: f32) -> bool {
+    return !is_nan(a) && !is_nan(b) && a == b;
+}
+
 // f16 tensors are bound as array<u32> (pairs of halves, low half first): element i is
 // half_to_f32(words[i / 2u], i). Decoded by hand rather than with unpack2x16float, which
 // some adapters (GL) lack, and without needing the shader-f16 feature.

@@ -65,6 +65,21 @@ fn reduce_argmax(lid: u32, v: f32, i: u32) -> u32 {
     return total;
 }
 
+// The largest u32.
+fn reduce_max_u32(lid: u32, v: u32) -> u32 {
+    partial_idx[lid] = v;
+    workgroupBarrier();
+    for (var s = {{WG_SIZE}}u / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            partial_idx[lid] = max(partial_idx[lid], partial_idx[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    let total = partial_idx[0];
+    workgroupBarrier();
+    return total;
+}
+
 // Exact integer sum (counts), wrapping at 2^32.
 fn reduce_sum_u32(lid: u32, v: u32) -> u32 {
     partial_idx[lid] = v;

@@ -319,6 +319,13 @@ fn tensors_over_one_binding_are_refused() {
         }
         assert!(gpu.supports_op(&ctx.sum_rows(&small).unwrap()));
         assert!(gpu.supports_op(&ctx.sum(&small).unwrap()));
+        // lavapipe ends an invocation's loops after 65535 iterations: SUM (one workgroup of
+        // 256) gave a wrong total over 17.5M elements there, so it is refused; 16M runs.
+        let prop = |key: &str| gpu.device().properties().into_iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let limited = prop("loop_limit").expect("loop_limit") != "none";
+        let sum = |n: i64| ctx.sum(&ctx.new_tensor_1d(Type::F32, n).unwrap()).unwrap();
+        assert_eq!(gpu.supports_op(&sum(17_500_000)), !limited);
+        assert!(gpu.supports_op(&sum(16_000_000)));
         // ARGSORT's exchange-sort replay (ties, NaN) runs in one invocation: rows up to 256.
         let row = |n: i64| ctx.new_tensor_2d(Type::F32, n, 2).unwrap();
         assert!(gpu.supports_op(&ctx.argsort(&row(256), SortOrder::Desc).unwrap()));

@@ -22,6 +22,9 @@ pub struct GpuContext {
     /// picked per node): `WEFT_WEBGPU_MATMUL` when the device opens, then a backend's
     /// `set_option("matmul", ...)`.
     pub matmul_shape: std::sync::atomic::AtomicU8,
+    /// The most loop iterations one invocation may run: lavapipe's budget (`ops::loops`), None
+    /// on devices without one.
+    pub loop_limit: Option<u64>,
     /// Why the device was lost, once it has been.
     lost: Arc<Mutex<Option<String>>>,
     /// An error no scope caught (work on a thread without a scope), kept for the next call.
@@ -36,6 +39,11 @@ fn disabled_features() -> wgpu::Features {
         "subgroup" => f | wgpu::Features::SUBGROUP,
         _ => f,
     })
+}
+
+/// Mesa's lavapipe, whose adapter and driver are named llvmpipe.
+fn is_llvmpipe(info: &wgpu::AdapterInfo) -> bool {
+    [&info.name, &info.driver].iter().any(|s| s.to_ascii_lowercase().contains("llvmpipe"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -73,6 +81,7 @@ impl GpuContext {
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             lock(&u).get_or_insert_with(|| e.to_string());
         }));
+        let loop_limit = is_llvmpipe(&info).then_some(super::ops::loops::LLVMPIPE_LOOP_LIMIT);
         Ok(GpuContext {
             name,
             device,
@@ -81,6 +90,7 @@ impl GpuContext {
             limits,
             features,
             pipelines: PipelineCache::default(),
+            loop_limit,
             matmul_shape: std::sync::atomic::AtomicU8::new(
                 std::env::var("WEFT_WEBGPU_MATMUL")
                     .ok()

@@ -154,6 +154,8 @@ impl Device for WebGpuDevice {
             ("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup.to_string()),
             ("max_compute_workgroup_storage_size", l.max_compute_workgroup_storage_size.to_string()),
             ("max_storage_buffers_per_shader_stage", l.max_storage_buffers_per_shader_stage.to_string()),
+            // lavapipe's loop budget per invocation (ops/loops.rs): nodes past it are refused.
+            ("loop_limit", self.ctx.loop_limit.map_or_else(|| "none".to_string(), |n| n.to_string())),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -14,6 +14,7 @@ pub mod elementwise;
 pub mod flash_attn;
 pub mod get_rows;
 pub mod index;
+pub mod loops;
 pub mod loss;
 pub mod matmul;
 pub mod mul_mat_id;

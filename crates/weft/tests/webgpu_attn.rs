@@ -176,6 +176,24 @@ fn flash_attn_matches_cpu_on_edge_shapes() {
         );
         check("fa softcap 10", g, TOL_FA, &flash(&Fa { softcap: 10.0, ..fa(128, 96) }));
         check("fa one key", g, TOL_FA, &flash(&Fa { mask: false, ..fa(16, 1) }));
+        // f16 K and V rows that start mid-word (views one element into their tensors): the
+        // kernel's three-word reads.
+        check("fa f16 K/V views at an odd element offset", g, TOL_FA, &|ctx: &Context| {
+            let (d, n_kv, h) = (64i64, 50i64, 2i64);
+            let q = ctx.new_tensor(Type::F32, &[d, 3, h, 1]).expect("q");
+            let kb = ctx.new_tensor_1d(Type::F16, d * n_kv * h + 1).expect("k");
+            let vb = ctx.new_tensor_1d(Type::F16, d * n_kv * h + 1).expect("v");
+            let view =
+                |t: &Tensor| ctx.view_3d(t, d, n_kv, h, 2 * d as usize, (2 * d * n_kv) as usize, 2).expect("view");
+            let (k, v) = (view(&kb), view(&vb));
+            let inputs = vec![
+                (q.clone(), rand(q.nelements(), 5)),
+                (kb.clone(), rand(kb.nelements(), 6)),
+                (vb.clone(), rand(vb.nelements(), 7)),
+            ];
+            let out = ctx.flash_attn_ext(&q, &k, &v, None, 0.125, 0.0, 0.0).expect("flash_attn_ext");
+            (inputs, out)
+        });
         for kv_ty in [Type::Q8_0, Type::Q4_0, Type::Q5_1, Type::IQ4_NL] {
             let name = format!("fa {kv_ty} K/V d=96 grouped heads");
             check(&name, g, TOL_FA, &flash(&Fa { kv_ty, heads: 4, kv_heads: 2, ..fa(96, 150) }));

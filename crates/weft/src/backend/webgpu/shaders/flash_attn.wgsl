@@ -65,15 +65,17 @@ fn q_word(i: u32) -> u32 {
 #endif
 
 #ifdef KV_F16
-// Four f16 values starting at an even byte offset of the selected binding.
+// Four f16 values starting at an even byte offset of the selected binding: two words when
+// the offset is word-aligned (rows of an even head size), three otherwise.
 fn kv4(byte: u32) -> vec4<f32> {
-    let i = byte / 2u;
-    return vec4<f32>(
-        half_to_f32(q_word(i / 2u), i),
-        half_to_f32(q_word((i + 1u) / 2u), i + 1u),
-        half_to_f32(q_word((i + 2u) / 2u), i + 2u),
-        half_to_f32(q_word((i + 3u) / 2u), i + 3u),
-    );
+    let w = byte / 4u;
+    let a = q_word(w);
+    let b = q_word(w + 1u);
+    if (byte % 4u == 0u) {
+        return vec4<f32>(half_to_f32(a, 0u), half_to_f32(a, 1u), half_to_f32(b, 0u), half_to_f32(b, 1u));
+    }
+    let c = q_word(w + 2u);
+    return vec4<f32>(half_to_f32(a, 1u), half_to_f32(b, 0u), half_to_f32(b, 1u), half_to_f32(c, 0u));
 }
 #endif
 

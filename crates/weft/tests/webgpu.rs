@@ -7,18 +7,18 @@
 
 mod common;
 
-use common::gpu::{backends, gpu_devices, no_alloc_ctx};
+use common::gpu::{backends, case, gpu_devices, no_alloc_ctx};
 use common::{get, set};
 
 use std::sync::Arc;
 
 use common::{assert_close, rand_vec};
-use weft::alloc::{alloc_ctx_tensors, CtxBuffers};
+use weft::alloc::alloc_ctx_tensors;
 use weft::backend::compare::{compare_graph_backend, graph_copy};
 use weft::backend::cpu::CpuBackend;
 use weft::backend::{tensor_copy, tensor_get, tensor_get_in_compute, tensor_set, Backend, Buffer};
 use weft::types::convert::to_f32;
-use weft::{Context, ErrorKind, Graph, Tensor, Type};
+use weft::{Context, ErrorKind, Tensor, Type};
 
 // ---- harness ----
 
@@ -66,27 +66,6 @@ fn diff(got: &[f32], want: &[f32]) -> Diff {
         d.rel = d.rel.max(a / w.abs().max(f32::MIN_POSITIVE));
     }
     d
-}
-
-/// A graph built on a no-alloc context and allocated on one WebGPU backend.
-struct Case {
-    _ctx: Context,
-    graph: Graph,
-    _buffers: CtxBuffers,
-}
-
-/// Build a graph with `build` (which returns its input tensors with their values and the
-/// output), allocate it on `gpu` and set the inputs.
-fn case(gpu: &dyn Backend, build: impl FnOnce(&Context) -> (Vec<(Tensor, Vec<f32>)>, Tensor)) -> Case {
-    let ctx = no_alloc_ctx();
-    let (inputs, out) = build(&ctx);
-    let mut graph = ctx.new_graph().expect("graph");
-    graph.build_forward_expand(&out).expect("expand");
-    let buffers = alloc_ctx_tensors(&ctx, gpu).expect("alloc on WebGPU");
-    for (t, v) in &inputs {
-        set(t, v);
-    }
-    Case { _ctx: ctx, graph, _buffers: buffers }
 }
 
 /// Compute the whole graph on `gpu` (one submission) and a copy on the CPU, compare every

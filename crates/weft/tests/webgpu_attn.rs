@@ -56,8 +56,8 @@ fn read(t: &Tensor) -> Vec<f32> {
     to_f32(t.ty(), &b).expect("to_f32")
 }
 
-/// The output computed on `gpu` and on the CPU: |gpu - cpu| <= tol * (1 + |cpu|), NaNs alike.
-fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
+/// The output of `build`'s graph computed on `gpu` (which must support it) and on a CPU copy.
+fn computed(name: &str, gpu: &dyn Backend, build: &Build<'_>) -> (Vec<f32>, Vec<f32>) {
     let c = case(gpu, build);
     assert!(gpu.supports_op(&c.out), "{name}: {} does not support it", gpu.name());
     let cpu = CpuBackend::new(2).expect("cpu");
@@ -67,6 +67,12 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
     let last = copy.graph.nodes().last().expect("a node").clone();
     let (g, w) = (read(&c.out), read(&last));
     assert_eq!(g.len(), w.len());
+    (g, w)
+}
+
+/// The output computed on `gpu` and on the CPU: |gpu - cpu| <= tol * (1 + |cpu|), NaNs alike.
+fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
+    let (g, w) = computed(name, gpu, build);
     let mut worst = 0f32;
     for (i, (x, y)) in g.iter().zip(&w).enumerate() {
         let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tol * (1.0 + y.abs());
@@ -78,14 +84,7 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: &Build<'_>) {
 
 /// `check` by normalized mean squared error, test-backend-ops' measure.
 fn check_nmse(name: &str, gpu: &dyn Backend, max_nmse: f64, build: &Build<'_>) {
-    let c = case(gpu, build);
-    let cpu = CpuBackend::new(2).expect("cpu");
-    let copy = graph_copy(&cpu, &c.graph).expect("graph_copy");
-    gpu.graph_compute(&c.graph).unwrap_or_else(|e| panic!("{name} on {}: {e}", gpu.name()));
-    cpu.graph_compute(&copy.graph).expect("cpu compute");
-    let last = copy.graph.nodes().last().expect("a node").clone();
-    let (g, w) = (read(&c.out), read(&last));
-    assert_eq!(g.len(), w.len());
+    let (g, w) = computed(name, gpu, build);
     let err: f64 = g.iter().zip(&w).map(|(&x, &y)| (x as f64 - y as f64).powi(2)).sum();
     let norm: f64 = w.iter().map(|&y| (y as f64).powi(2)).sum();
     let nmse = err / norm.max(f64::MIN_POSITIVE);

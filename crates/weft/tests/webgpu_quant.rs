@@ -55,19 +55,6 @@ fn check(name: &str, gpu: &dyn Backend, tol: f32, build: impl FnOnce(&Context) -
     let (inputs, out) = build(&ctx);
     let mut graph = ctx.new_graph().expect("graph");
     graph.build_forward_expand(&out).expect("expand");
-    // The grid I-quants are refused unless WEFT_WEBGPU_IQ_GRIDS=1 (ops/quant.rs, grid_refused).
-    let grid = |t: &Tensor| {
-        matches!(
-            t.ty(),
-            Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S | Type::IQ1_M
-        )
-    };
-    if std::env::var("WEFT_WEBGPU_IQ_GRIDS").as_deref() != Ok("1")
-        && (grid(&out) || out.srcs().iter().flatten().any(grid))
-    {
-        assert!(!gpu.supports_op(&out), "{name}: grid I-quants should be refused");
-        return;
-    }
     assert!(gpu.supports_op(&out), "{name}: {} refuses {}", gpu.name(), out.op().name());
     let _buffers = alloc_ctx_tensors(&ctx, gpu).expect("alloc on WebGPU");
     for (t, v) in &inputs {
@@ -186,18 +173,28 @@ fn cpy_out_of_and_into_quantized_types_matches_cpu() {
                 }
             }
         }
-        for ty in [Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::IQ4_NL] {
+        // Every quantized destination but the grid I-quants (quantize.wgsl, quantize_k.wgsl),
+        // bit for bit as the CPU's from_float (its dequantized values compared exactly).
+        let grid = [Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M];
+        let into = TYPES.iter().copied().filter(|t| t.is_quantized() && !grid.contains(t));
+        assert_eq!(into.clone().count(), 14);
+        for ty in into {
+            let blck = ty.blck_size();
             for src in [Type::F32, Type::F16] {
                 check(&format!("cpy permuted {src} -> {ty}"), gpu.as_ref(), 0.0, |ctx| {
-                    let a = ctx.new_tensor_3d(src, 64, 3, 5).expect("a");
+                    let n0 = 2 * blck as i64;
+                    let a = ctx.new_tensor_3d(src, n0, 3, 5).expect("a");
                     let ap = ctx.permute(&a, [0, 2, 1, 3]).expect("permute");
-                    let d = ctx.new_tensor_3d(ty, 64, 5, 3).expect("d");
+                    let d = ctx.new_tensor_3d(ty, n0, 5, 3).expect("d");
                     let out = ctx.cpy(&ap, &d).expect("cpy");
-                    let mut v = rand_vec(64 * 15, 31);
-                    // A block of zeros and one with a single value: the scale edge cases.
-                    v[..32].fill(0.0);
-                    v[32..64].fill(0.0);
-                    v[40] = -0.75;
+                    let mut v = rand_vec(2 * blck * 15, 31);
+                    // A block of zeros and one with a single value: the scale edge cases; in
+                    // the next row a run of zeros inside a block (a zero sub-block scale),
+                    // and in the one after that a row scaled up 1000x.
+                    v[..2 * blck].fill(0.0);
+                    v[blck + 8] = -0.75;
+                    v[2 * blck + 16..2 * blck + 48].fill(0.0);
+                    v[4 * blck..6 * blck].iter_mut().for_each(|x| *x *= 1000.0);
                     (vec![(a, v)], out)
                 });
             }

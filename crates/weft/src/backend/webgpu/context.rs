@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use wgpu::util::DeviceExt;
+
 use super::pipeline::PipelineCache;
 use crate::{Error, Result};
 
@@ -25,6 +27,9 @@ pub struct GpuContext {
     /// The most loop iterations one invocation may run: lavapipe's budget (`ops::loops`), None
     /// on devices without one.
     pub loop_limit: Option<u64>,
+    /// The grid I-quants' tables (`ops::quant::iq_grid_words`), bound at
+    /// `IQ_GRIDS_BINDING` for the pipelines that decode those types.
+    pub iq_grids: wgpu::Buffer,
     /// Why the device was lost, once it has been.
     lost: Arc<Mutex<Option<String>>>,
     /// An error no scope caught (work on a thread without a scope), kept for the next call.
@@ -82,6 +87,12 @@ impl GpuContext {
             lock(&u).get_or_insert_with(|| e.to_string());
         }));
         let loop_limit = is_llvmpipe(&info).then_some(super::ops::loops::LLVMPIPE_LOOP_LIMIT);
+        let words = super::ops::quant::iq_grid_words();
+        let iq_grids = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("weft iq grids"),
+            contents: &words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>(),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
         Ok(GpuContext {
             name,
             device,
@@ -91,6 +102,7 @@ impl GpuContext {
             features,
             pipelines: PipelineCache::default(),
             loop_limit,
+            iq_grids,
             matmul_shape: std::sync::atomic::AtomicU8::new(
                 std::env::var("WEFT_WEBGPU_MATMUL")
                     .ok()

@@ -5,7 +5,7 @@
 use super::context::GpuContext;
 use super::ops::{
     adamw, binary, conv, cpy, fits_binding, flash_attn, generate, get_rows, index, loops, loss, matmul, mul_mat_id,
-    norm, out_prod, place, pool, quant, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel,
+    norm, out_prod, place, pool, recurrent, reduce, rel_pos, rope, softmax, unary, window, Dispatch, Kernel,
 };
 #[cfg(test)]
 use super::pipeline::PipelineKey;
@@ -91,8 +91,7 @@ pub fn supports(node: &Tensor, ctx: &GpuContext) -> bool {
     let computes = !(node.op().kind().is_view() || node.op().kind() == OpKind::None);
     let mut tensors = std::iter::once(node).chain(node.srcs().iter().flatten());
     !computes
-        || (tensors.all(|t| fits_binding(ctx, t) && !quant::grid_refused(t.ty()))
-            && ctx.loop_limit.is_none_or(|limit| loops::bound(node) <= limit))
+        || (tensors.all(|t| fits_binding(ctx, t)) && ctx.loop_limit.is_none_or(|limit| loops::bound(node) <= limit))
 }
 
 /// The dispatch computing `node`, None for nodes that compute nothing. Callers check

@@ -5,6 +5,7 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
+use super::ops::quant::{uses_iq_grids, IQ_GRIDS_BINDING};
 use super::ops::Dispatch;
 use crate::{Error, Result};
 
@@ -52,6 +53,9 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
         for (i, ((d, pipeline), &(offset, size))) in dispatches.iter().zip(&pipelines).zip(&offsets).enumerate() {
             let mut entries = vec![entry(0, &params, offset, size)];
             entries.extend(d.bindings.iter().map(|b| entry(b.binding, &b.buffer, b.offset, b.size)));
+            if uses_iq_grids(&d.key) {
+                entries.push(entry(IQ_GRIDS_BINDING, &ctx.iq_grids, 0, ctx.iq_grids.size()));
+            }
             let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: None,
                 layout: &pipeline.get_bind_group_layout(0),

@@ -3,11 +3,12 @@
 //! - plain types (f32, f16, bf16, i32, i16) in any strides: cpy.wgsl, one invocation per
 //!   element (per 32-bit word of a contiguous 2-byte destination);
 //! - out of a quantized type into f32/f16/bf16: cpy.wgsl's DQ form through dequant.wgsl;
-//! - from f32/f16/bf16 into q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl: quantize.wgsl, one
-//!   invocation per block, quantizing exactly as the CPU backend's from_float.
+//! - from f32/f16/bf16 into q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl (quantize.wgsl), the
+//!   K-quants, iq4_xs and the ternary types (quantize_k.wgsl): one invocation per block,
+//!   quantizing exactly as the CPU backend's from_float.
 //!
-//! The other quantized destinations are refused: their CPU quantizers (the K-quants'
-//! iterative scale searches, the I-quants' grid searches) are not reproduced in WGSL.
+//! The grid I-quants are refused as destinations: their CPU quantizers search the grids
+//! through neighbour tables built at run time, not reproduced in WGSL.
 
 use super::quant::{is_quant_rows, qarg, qt_flag};
 use super::{arg, grid_for_elements, indexable, src, Dispatch, Kernel, Params, WG_ELEMENTWISE};
@@ -23,8 +24,24 @@ pub const KERNEL: Kernel = Kernel { supports, plan };
 const PLAIN: [Type; 5] = [Type::F32, Type::F16, Type::BF16, Type::I32, Type::I16];
 /// Float types: sources of quantize.wgsl, destinations of the DQ form.
 const FLOATS: [Type; 3] = [Type::F32, Type::F16, Type::BF16];
-/// The types quantize.wgsl quantizes into (those ggml's GPU backends quantize into).
-pub const QUANTIZE_INTO: [Type; 6] = [Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::IQ4_NL];
+/// The types quantize.wgsl quantizes into: those ggml's GPU backends quantize into, then
+/// (quantize_k.wgsl) the K-quants and the ternary types.
+pub const QUANTIZE_INTO: [Type; 14] = [
+    Type::Q4_0,
+    Type::Q4_1,
+    Type::Q5_0,
+    Type::Q5_1,
+    Type::Q8_0,
+    Type::IQ4_NL,
+    Type::Q2_K,
+    Type::Q3_K,
+    Type::Q4_K,
+    Type::Q5_K,
+    Type::Q6_K,
+    Type::IQ4_XS,
+    Type::TQ1_0,
+    Type::TQ2_0,
+];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Form {
@@ -109,9 +126,24 @@ fn key(f: Form) -> PipelineKey {
                 Type::Q5_1 => "QZ_Q5_1",
                 Type::Q8_0 => "QZ_Q8_0",
                 Type::IQ4_NL => "QZ_IQ4_NL",
+                Type::Q2_K => "QZ_Q2_K",
+                Type::Q3_K => "QZ_Q3_K",
+                Type::Q4_K => "QZ_Q4_K",
+                Type::Q5_K => "QZ_Q5_K",
+                Type::Q6_K => "QZ_Q6_K",
+                Type::TQ1_0 => "QZ_TQ1_0",
+                Type::TQ2_0 => "QZ_TQ2_0",
+                Type::IQ4_XS => "QZ_IQ4_XS",
                 _ => "QZ_Q4_0",
             };
-            base("quantize").flag(qz).flag(ty_flag("SRC", s))
+            // Flags for the code some types share (see quantize.wgsl's head).
+            let shared = [
+                (d.blck_size() == 256, "QZ_SUPER"),
+                (matches!(d, Type::Q4_K | Type::Q5_K), "QZ_K45"),
+                (matches!(d, Type::IQ4_NL | Type::IQ4_XS), "QZ_IQ4"),
+            ];
+            let k = base("quantize").flag(qz).flag(ty_flag("SRC", s));
+            shared.into_iter().filter(|&(on, _)| on).fold(k, |k, (_, flag)| k.flag(flag))
         }
     }
 }

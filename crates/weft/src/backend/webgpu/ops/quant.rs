@@ -3,12 +3,17 @@
 //! tensor addressed in bytes (quantized rows are runs of blocks, whose strides are bytes,
 //! not whole elements: see [`qarg`]).
 //!
-//! The I-quants' grids live in `shaders/iq_tables.wgsl`, generated from the engine's own
-//! tables (`types/quant/grids.rs`, `grid_iq1s.rs`); a test below fails when they differ.
+//! The I-quants' grids and sign table are one storage buffer per device ([`iq_grid_words`],
+//! read through `shaders/iq_grids.wgsl`), taken from the engine's own tables
+//! (`types/quant/grids.rs`, `grid_iq1s.rs`); `shaders/iq_tables.wgsl` keeps the small
+//! iq4_nl value table as a WGSL constant, generated from the engine's and checked below.
 
 use super::{bind_range, layout_of, Binding};
 use crate::backend::webgpu::context::GpuContext;
+use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::tensor::{Tensor, MAX_DIMS};
+use crate::types::quant::grid_iq1s::IQ1S_GRID;
+use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS};
 use crate::types::Type;
 use crate::{Error, Result};
 
@@ -44,16 +49,36 @@ pub fn qt_flag(ty: Type) -> Option<&'static str> {
     })
 }
 
-/// Whether tensors of `ty` are refused on this device: the I-quants whose dequantization
-/// indexes the big grid tables of iq_tables.wgsl. lavapipe's LLVM takes minutes to compile
-/// a shader that indexes them (WGSL `const` arrays, up to 2048 entries, copied into every
-/// invocation), which stalls a graph and the suite; until the tables move into a storage
-/// buffer they are refused (the kernels and their naga validation stay), and
-/// `WEFT_WEBGPU_IQ_GRIDS=1` opts in.
-pub fn grid_refused(ty: Type) -> bool {
-    static OPT_IN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    matches!(ty, Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S | Type::IQ1_M)
-        && !*OPT_IN.get_or_init(|| std::env::var("WEFT_WEBGPU_IQ_GRIDS").is_ok_and(|v| v == "1"))
+/// The types whose dequant.wgsl section reads iq_grids.wgsl's buffer.
+const GRID_TYPES: [Type; 7] =
+    [Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M];
+
+/// The `@binding` of iq_grids.wgsl's buffer: above every binding a kernel declares.
+pub const IQ_GRIDS_BINDING: u32 = 15;
+
+/// iq_grids.wgsl's tables in buffer order, named as its `<NAME>_AT` offsets; 64-bit grid
+/// entries as two words, low word first.
+fn iq_grid_tables() -> [(&'static str, Vec<u32>); 7] {
+    let split = |g: &[u64]| g.iter().flat_map(|&v| [v as u32, (v >> 32) as u32]).collect::<Vec<u32>>();
+    [
+        ("IQ2XXS_GRID", split(&IQ2XXS_GRID[..])),
+        ("IQ2XS_GRID", split(&IQ2XS_GRID[..])),
+        ("IQ2S_GRID", split(&IQ2S_GRID[..])),
+        ("IQ3XXS_GRID", IQ3XXS_GRID.to_vec()),
+        ("IQ3S_GRID", IQ3S_GRID.to_vec()),
+        ("IQ1S_GRID", split(&IQ1S_GRID[..])),
+        ("KSIGNS_IQ2XS", KSIGNS_IQ2XS.iter().map(|&v| v as u32).collect()),
+    ]
+}
+
+/// The contents of the iq_grids buffer (34 KiB), uploaded once per device.
+pub fn iq_grid_words() -> Vec<u32> {
+    iq_grid_tables().into_iter().flat_map(|(_, words)| words).collect()
+}
+
+/// Whether the pipeline `key` reads the iq_grids buffer: it decodes a grid I-quant.
+pub fn uses_iq_grids(key: &PipelineKey) -> bool {
+    key.defines.iter().any(|(name, _)| GRID_TYPES.iter().any(|&t| qt_flag(t) == Some(*name)))
 }
 
 /// Every type [`qt_flag`] knows: the quantized ones and the three float types.
@@ -104,39 +129,41 @@ pub fn qarg(ctx: &GpuContext, t: &Tensor, binding: u32) -> Result<QArg> {
 mod tests {
     use super::*;
     use crate::backend::webgpu::shaders::shader;
-    use crate::types::quant::grid_iq1s::IQ1S_GRID;
-    use crate::types::quant::grids::{
-        IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS, KVALUES_IQ4NL,
-    };
+    use crate::types::quant::grids::KVALUES_IQ4NL;
 
-    /// iq_tables.wgsl as the engine's tables give it.
+    /// iq_tables.wgsl as the engine's table gives it.
     fn iq_tables_wgsl() -> String {
-        fn table(out: &mut String, name: &str, ty: &str, items: Vec<String>, per_line: usize) {
-            out.push_str(&format!("\nconst {name} = array<{ty}, {}>(\n", items.len()));
-            for line in items.chunks(per_line) {
-                out.push_str(&format!("    {},\n", line.join(", ")));
-            }
-            out.push_str(");\n");
-        }
-        let hex = |w: u32| format!("0x{w:08x}u");
-        let split = |g: &[u64]| g.iter().flat_map(|&v| [hex(v as u32), hex((v >> 32) as u32)]).collect::<Vec<_>>();
-        let mut s = String::from(
-            "// The I-quant grids and tables of ggml-common.h as WGSL constants, included by dequant.wgsl's
-// IQ sections. GENERATED from the engine's tables (crates/weft/src/types/quant/grids.rs and
-// grid_iq1s.rs); the test ops::quant::tests::iq_tables_match_the_engine fails when they differ
-// and rewrites this file when run with WEFT_WRITE_IQ_TABLES=1. Do not edit by hand.
-// 64-bit grid entries are stored as two u32 words, low word first (element 0 in the lowest byte).
+        let values: Vec<String> = KVALUES_IQ4NL.iter().map(|v| format!("{v}.0")).collect();
+        format!(
+            "// The iq4_nl values of ggml-common.h as a WGSL constant, included by dequant.wgsl's iq4_nl and
+// iq4_xs sections and by quantize.wgsl. GENERATED from the engine's table
+// (crates/weft/src/types/quant/grids.rs); the test ops::quant::tests::iq_tables_match_the_engine
+// fails when they differ and rewrites this file when run with WEFT_WRITE_IQ_TABLES=1. Do not
+// edit by hand. (The grid I-quants' tables are a storage buffer: iq_grids.wgsl.)
+
+const KVALUES_IQ4NL = array<f32, 16>(
+    {},
+);
 ",
-        );
-        table(&mut s, "IQ2XXS_GRID", "u32", split(&IQ2XXS_GRID[..]), 8);
-        table(&mut s, "IQ2XS_GRID", "u32", split(&IQ2XS_GRID[..]), 8);
-        table(&mut s, "IQ2S_GRID", "u32", split(&IQ2S_GRID[..]), 8);
-        table(&mut s, "IQ3XXS_GRID", "u32", IQ3XXS_GRID.iter().map(|&w| hex(w)).collect(), 8);
-        table(&mut s, "IQ3S_GRID", "u32", IQ3S_GRID.iter().map(|&w| hex(w)).collect(), 8);
-        table(&mut s, "IQ1S_GRID", "u32", split(&IQ1S_GRID[..]), 8);
-        table(&mut s, "KSIGNS_IQ2XS", "u32", KSIGNS_IQ2XS.iter().map(|v| format!("{v}u")).collect(), 16);
-        table(&mut s, "KVALUES_IQ4NL", "f32", KVALUES_IQ4NL.iter().map(|v| format!("{v}.0")).collect(), 16);
-        s
+            values.join(", ")
+        )
+    }
+
+    #[test]
+    fn iq_grids_offsets_match_the_buffer() {
+        let src = shader("iq_grids").expect("iq_grids is listed").source;
+        assert!(src.contains(&format!("@binding({IQ_GRIDS_BINDING}) var<storage, read> iq_grids")), "binding");
+        let mut at = 0;
+        for (name, words) in iq_grid_tables() {
+            let line = format!("const {name}_AT: u32 = {at}u;");
+            assert!(src.contains(&line), "iq_grids.wgsl lacks `{line}`");
+            at += words.len();
+        }
+        assert_eq!(iq_grid_words().len(), at);
+        // A grid type's variant binds the buffer; another type's does not.
+        let key = |t: Type| PipelineKey::new("get_rows", "main").flag(qt_flag(t).expect("flag"));
+        assert!(GRID_TYPES.iter().all(|&t| uses_iq_grids(&key(t))));
+        assert!(!uses_iq_grids(&key(Type::IQ4_XS)) && !uses_iq_grids(&key(Type::Q4_K)));
     }
 
     #[test]

@@ -315,12 +315,12 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
 }
 #endif
 
-// ---- I-quants: grids and signs from iq_tables.wgsl ----
+// ---- I-quants: grids and signs from iq_grids.wgsl (a storage buffer) ----
 // In all of them element e sits in sub-block ib = e / 32, group l = (e % 32) / 8 of eight,
 // and half h = (e % 8) / 4 of that group.
 
 #ifdef QT_IQ2_XXS
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 66u;
 // d at 0, then per sub-block 8 bytes: 4 grid indices, then a u32 with 4 x 7 sign bits and
@@ -333,13 +333,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let aux = q_u32(block_byte + 2u + 8u * ib + 4u);
     let db = q_f16(block_byte) * (0.5 + f32(aux >> 28u)) * 0.25;
     let g = q_byte(block_byte + 2u + 8u * ib + l);
-    let grid = vec4<f32>(q_bytes4(IQ2XXS_GRID[2u * g + h]));
-    return db * grid * q_signs4(KSIGNS_IQ2XS[(aux >> (7u * l)) & 127u], 4u * h);
+    let grid = vec4<f32>(q_bytes4(iq_grid(IQ2XXS_GRID_AT, 2u * g + h)));
+    return db * grid * q_signs4(iq_grid(KSIGNS_IQ2XS_AT, (aux >> (7u * l)) & 127u), 4u * h);
 }
 #endif
 
 #ifdef QT_IQ2_XS
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 74u;
 // d at 0, qs[32] (u16: 9-bit grid index, 7 sign bits) at 2, scales[8] at 66 (two 4-bit
@@ -352,13 +352,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let q = q_u16(block_byte + 2u + 2u * (4u * ib + l));
     let sc = (q_byte(block_byte + 66u + ib) >> (4u * (l / 2u))) & 0xfu;
     let db = q_f16(block_byte) * (0.5 + f32(sc)) * 0.25;
-    let grid = vec4<f32>(q_bytes4(IQ2XS_GRID[2u * (q & 511u) + h]));
-    return db * grid * q_signs4(KSIGNS_IQ2XS[q >> 9u], 4u * h);
+    let grid = vec4<f32>(q_bytes4(iq_grid(IQ2XS_GRID_AT, 2u * (q & 511u) + h)));
+    return db * grid * q_signs4(iq_grid(KSIGNS_IQ2XS_AT, q >> 9u), 4u * h);
 }
 #endif
 
 #ifdef QT_IQ2_S
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 82u;
 // d at 0, qs[32] (low 8 bits of the grid indices) at 2, signs[32] at 34, qh[8] (2 high index
@@ -372,13 +372,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let g = q_byte(block_byte + 2u + 4u * ib + l) | ((qh << (8u - 2u * l)) & 0x300u);
     let sc = (q_byte(block_byte + 74u + ib) >> (4u * (l / 2u))) & 0xfu;
     let db = q_f16(block_byte) * (0.5 + f32(sc)) * 0.25;
-    let grid = vec4<f32>(q_bytes4(IQ2S_GRID[2u * g + h]));
+    let grid = vec4<f32>(q_bytes4(iq_grid(IQ2S_GRID_AT, 2u * g + h)));
     return db * grid * q_signs4(q_byte(block_byte + 34u + 4u * ib + l), 4u * h);
 }
 #endif
 
 #ifdef QT_IQ3_XXS
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 98u;
 // d at 0, qs[64] (grid indices, 2 per group of 8) at 2, per sub-block a u32 at 66 + 4 ib
@@ -391,13 +391,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let aux = q_u32(block_byte + 66u + 4u * ib);
     let db = q_f16(block_byte) * (0.5 + f32(aux >> 28u)) * 0.5;
     let g = q_byte(block_byte + 2u + 8u * ib + 2u * l + h);
-    let grid = vec4<f32>(q_bytes4(IQ3XXS_GRID[g]));
-    return db * grid * q_signs4(KSIGNS_IQ2XS[(aux >> (7u * l)) & 127u], 4u * h);
+    let grid = vec4<f32>(q_bytes4(iq_grid(IQ3XXS_GRID_AT, g)));
+    return db * grid * q_signs4(iq_grid(KSIGNS_IQ2XS_AT, (aux >> (7u * l)) & 127u), 4u * h);
 }
 #endif
 
 #ifdef QT_IQ3_S
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 110u;
 // d at 0, qs[64] at 2, qh[8] (ninth index bit) at 66, signs[32] at 74, scales[4] at 106
@@ -411,13 +411,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let db = q_f16(block_byte) * f32(1u + 2u * sc);
     let qh = q_byte(block_byte + 66u + ib);
     let g = q_byte(block_byte + 2u + 8u * ib + 2u * l + h) | ((qh << (8u - 2u * l - h)) & 256u);
-    let grid = vec4<f32>(q_bytes4(IQ3S_GRID[g]));
+    let grid = vec4<f32>(q_bytes4(iq_grid(IQ3S_GRID_AT, g)));
     return db * grid * q_signs4(q_byte(block_byte + 74u + 4u * ib + l), 4u * h);
 }
 #endif
 
 #ifdef QT_IQ1_S
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 50u;
 // d at 0, qs[32] (low 8 index bits) at 2, qh[8] (u16: 4 x 3 high index bits, a 3-bit scale
@@ -431,13 +431,13 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let dl = q_f16(block_byte) * f32(2u * ((qh >> 12u) & 7u) + 1u);
     let delta = select(0.125, -0.125, (qh & 0x8000u) != 0u);
     let g = q_byte(block_byte + 2u + 4u * ib + l) | (((qh >> (3u * l)) & 7u) << 8u);
-    let grid = vec4<f32>(q_sbytes4(IQ1S_GRID[2u * g + h]));
+    let grid = vec4<f32>(q_sbytes4(iq_grid(IQ1S_GRID_AT, 2u * g + h)));
     return dl * (grid + delta);
 }
 #endif
 
 #ifdef QT_IQ1_M
-#include "iq_tables"
+#include "iq_grids"
 const QK: u32 = 256u;
 const QBYTES: u32 = 56u;
 // qs[32] at 0, qh[16] at 32 (per group: 3 high index bits and the delta's sign in a
@@ -456,7 +456,7 @@ fn dq4(block_byte: u32, j: u32) -> vec4<f32> {
     let qh = q_byte(block_byte + 32u + 2u * ib + l / 2u);
     let g = q_byte(block_byte + 4u * ib + l) | ((qh << (8u - 4u * (l % 2u))) & 0x700u);
     let delta = select(0.125, -0.125, (qh & (0x08u << (4u * (l % 2u)))) != 0u);
-    let grid = vec4<f32>(q_sbytes4(IQ1S_GRID[2u * g + h]));
+    let grid = vec4<f32>(q_sbytes4(iq_grid(IQ1S_GRID_AT, 2u * g + h)));
     return dl * (grid + delta);
 }
 #endif

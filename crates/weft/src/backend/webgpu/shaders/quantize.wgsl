@@ -1,17 +1,19 @@
 // CPY (DUP, CONT) from f32, f16 or bf16 into a quantized type: element l of dst in logical
-// order is element l of src, and each 32-element block of dst is quantized as the CPU
-// backend's from_float does it (ggml's quantize_row_<type>_ref; q8_0 as ggml's AVX
-// quantize_row_q8_0, which the CPU backend matches), with GCC's fused multiply-adds where
-// its x86 build fuses them. One invocation per block. QZ_<TYPE> names the type
-// (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL), SRC_<T> the source type.
-// Blocks are 18 to 34 bytes, so neighbouring blocks share 32-bit words: words a block only
+// order is element l of src, and each block of dst is quantized as the CPU backend's
+// from_float does it (ggml's quantize_row_<type>_ref; q8_0 as ggml's AVX quantize_row_q8_0,
+// which the CPU backend matches), with GCC's fused multiply-adds where its x86 build fuses
+// them. One invocation per block. QZ_<TYPE> names the type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL here; Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, TQ1_0, TQ2_0 in quantize_k.wgsl, with
+// QZ_SUPER; QZ_K45 adds Q4_K and Q5_K's shared code, QZ_IQ4 IQ4_NL and IQ4_XS's), SRC_<T>
+// the source type.
+// Blocks are 18 to 210 bytes, so neighbouring blocks share 32-bit words: words a block only
 // partly covers are merged with atomics.
 #include "common"
 
 struct Params {
     dst: Layout,
     src: Layout,
-    // x: byte offset of dst; y: element offset of src; z unused; w: blocks.
+    // x: byte offset of dst; y: element offset of src; z: 0 (see opaque); w: blocks.
     offs: vec4<u32>,
 }
 
@@ -40,15 +42,55 @@ const QBYTES: u32 = 24u;
 const QK: u32 = 32u;
 const QBYTES: u32 = 34u;
 #endif
-#ifdef QZ_IQ4_NL
+#ifdef QZ_IQ4
 #include "iq_tables"
+#endif
+#ifdef QZ_IQ4_NL
 const QK: u32 = 32u;
 const QBYTES: u32 = 18u;
 #endif
+#ifdef QZ_Q2_K
+const QK: u32 = 256u;
+const QBYTES: u32 = 84u;
+#endif
+#ifdef QZ_Q3_K
+const QK: u32 = 256u;
+const QBYTES: u32 = 110u;
+#endif
+#ifdef QZ_Q4_K
+const QK: u32 = 256u;
+const QBYTES: u32 = 144u;
+#endif
+#ifdef QZ_Q5_K
+const QK: u32 = 256u;
+const QBYTES: u32 = 176u;
+#endif
+#ifdef QZ_Q6_K
+const QK: u32 = 256u;
+const QBYTES: u32 = 210u;
+#endif
+#ifdef QZ_TQ1_0
+const QK: u32 = 256u;
+const QBYTES: u32 = 54u;
+#endif
+#ifdef QZ_TQ2_0
+const QK: u32 = 256u;
+const QBYTES: u32 = 66u;
+#endif
+#ifdef QZ_IQ4_XS
+const QK: u32 = 256u;
+const QBYTES: u32 = 136u;
+#endif
 
 // The block's source values and its bytes, one per u32.
-var<private> x: array<f32, 32>;
-var<private> blk: array<u32, 34>;
+var<private> x: array<f32, QK>;
+var<private> blk: array<u32, QBYTES>;
+// The block's levels (signed where a search works with signed ones), and the weights of the
+// sub-block being fitted.
+var<private> lv: array<i32, QK>;
+var<private> wts: array<f32, 32>;
+
+const GROUP_MAX_EPS: f32 = 1e-15;
 
 fn load(e: u32) -> f32 {
 #ifdef SRC_F16
@@ -72,6 +114,61 @@ fn put_u32(k: u32, v: u32) {
     put_u16(k + 2u, v >> 16u);
 }
 
+// p.offs.z, which is 0, passed through a value: the compiler cannot see that opaque(v) is
+// v, so it cannot apply the algebra (s - (s - a) = a) that would undo the error-free
+// transformations below. (lavapipe's optimizer does, on the plain forms.)
+fn opaque(v: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(v) ^ p.offs.z);
+}
+
+// Knuth's TwoSum: s + e == a + b exactly (round-to-nearest adds).
+fn two_sum(a: f32, b: f32) -> vec2<f32> {
+    let s = opaque(a + b);
+    let bb = opaque(s - a);
+    return vec2<f32>(s, (a - (s - bb)) + (b - bb));
+}
+
+// Veltkamp's split: hi + lo == a, each with at most 12 significant bits.
+fn split(a: f32) -> vec2<f32> {
+    let c = 4097.0 * a;
+    let hi = c - opaque(c - a);
+    return vec2<f32>(hi, a - hi);
+}
+
+// Dekker's TwoProduct: p + e == a * b exactly (barring overflow and underflow).
+fn two_prod(a: f32, b: f32) -> vec2<f32> {
+    let p = a * b;
+    let x = split(a);
+    let y = split(b);
+    let e = ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y;
+    return vec2<f32>(p, e);
+}
+
+// a + b rounded to odd: the nearest sum when it is exact, else of the two floats around
+// the exact sum the one whose last bit is odd.
+fn add_odd(a: f32, b: f32) -> f32 {
+    let s = two_sum(a, b);
+    let bits = bitcast<u32>(s.x);
+    if (s.y == 0.0 || (bits & 1u) == 1u) {
+        return s.x;
+    }
+    // One ulp toward the exact sum: away from zero when the error has the sum's sign.
+    return bitcast<f32>(select(bits - 1u, bits + 1u, (s.y > 0.0) == (s.x > 0.0)));
+}
+
+// a * b + c rounded once, as a hardware fma computes it (Boldo and Melquiond's emulation:
+// the exact product, an exact sum, and the two low parts added rounding to odd). WGSL's
+// fma() may round the product first (lavapipe's does), and the quantizers must reproduce
+// the CPU's fused arithmetic bit for bit. Exact while the product neither overflows nor
+// underflows (|a b| between 2^-100 and 2^100 or so), which quantizer inputs keep to. The
+// operands pass through opaque too: constants folded into the steps (a search's 0.1, the
+// rounding constant) let the optimizer reassociate them and lose the low parts.
+fn fma_exact(a: f32, b: f32, c: f32) -> f32 {
+    let u = two_prod(opaque(a), opaque(b));
+    let t = two_sum(opaque(c), u.x);
+    return t.x + add_odd(t.y, u.y);
+}
+
 // C's float -> int conversion as x86's cvttss2si: truncation, i32::MIN for NaN and out of
 // range.
 fn trunc_i32(v: f32) -> i32 {
@@ -86,15 +183,15 @@ fn to_i8(v: f32) -> i32 {
     return bitcast<i32>(bitcast<u32>(trunc_i32(v)) << 24u) >> 24u;
 }
 
-// The value of largest magnitude (the first one on ties) and that magnitude.
-fn signed_absmax() -> vec2<f32> {
+// The value of largest magnitude among x[off..off + n] (the first on ties) and that magnitude.
+fn absmax_of(off: u32, n: u32) -> vec2<f32> {
     var amax = 0.0;
     var mx = 0.0;
-    for (var t = 0u; t < 32u; t = t + 1u) {
-        let a = abs(x[t]);
+    for (var i = 0u; i < n; i = i + 1u) {
+        let a = abs(x[off + i]);
         if (a > amax) {
             amax = a;
-            mx = x[t];
+            mx = x[off + i];
         }
     }
     return vec2<f32>(mx, amax);
@@ -116,16 +213,16 @@ fn pack_levels(l: ptr<function, array<u32, 32>>, k0: u32, qh: u32, q5: bool) {
 }
 
 // quantize_row_q4_0_ref / q5_0_ref: d = max / -2^(bits-1), levels x/d + 2^(bits-1)
-// truncated after adding 0.5 (fused: fma(x, id, half + 0.5)).
+// truncated after adding 0.5 (fused: fma_exact(x, id, half + 0.5)).
 fn quantize_symmetric(bits: u32, qh: u32, qs: u32) {
     let half = f32(1u << (bits - 1u));
     let top = i32((1u << bits) - 1u);
-    let m = signed_absmax();
+    let m = absmax_of(0u, 32u);
     let d = m.x / -half;
     let id = select(0.0, 1.0 / d, d != 0.0);
     var l: array<u32, 32>;
     for (var t = 0u; t < 32u; t = t + 1u) {
-        l[t] = bitcast<u32>(min(top, to_i8(fma(x[t], id, half + 0.5)))) & 0xffu;
+        l[t] = bitcast<u32>(min(top, to_i8(fma_exact(x[t], id, half + 0.5)))) & 0xffu;
     }
     put_u16(0u, f32_to_half(d));
     pack_levels(&l, qs, qh, bits == 5u);
@@ -148,7 +245,7 @@ fn quantize_affine(bits: u32, qh: u32, qs: u32) {
     let id = select(0.0, 1.0 / d, d != 0.0);
     var l: array<u32, 32>;
     for (var t = 0u; t < 32u; t = t + 1u) {
-        let v = fma(x[t] - mn, id, 0.5);
+        let v = fma_exact(x[t] - mn, id, 0.5);
         if (bits == 4u) {
             l[t] = bitcast<u32>(min(15, to_i8(v))) & 0xffu;
         } else {
@@ -192,7 +289,7 @@ fn quantize_q8_0() {
 }
 #endif
 
-#ifdef QZ_IQ4_NL
+#ifdef QZ_IQ4
 // best_index_int8: the level of kvalues_iq4nl nearest to v (binary search; ties go up).
 fn best_index(v: f32) -> u32 {
     if (v <= KVALUES_IQ4NL[0]) {
@@ -214,29 +311,53 @@ fn best_index(v: f32) -> u32 {
     return select(mu, mu - 1u, v - KVALUES_IQ4NL[mu - 1u] < KVALUES_IQ4NL[mu] - v);
 }
 
-// quantize_row_iq4_nl_ref: weights x^2, the scale max / -127 refined once by weighted
-// least squares (the sums fused), no further search.
-fn quantize_iq4_nl() {
-    let m = signed_absmax();
-    var l: array<u32, 32>;
-    var d = 0.0;
-    if (m.y >= 1e-15) {
-        let id = 1.0 / (m.x / KVALUES_IQ4NL[0]);
-        var sumqx = 0.0;
-        var sumq2 = 0.0;
-        for (var t = 0u; t < 32u; t = t + 1u) {
-            let li = best_index(id * x[t]);
-            l[t] = li;
-            let q = KVALUES_IQ4NL[li];
-            let wq = x[t] * x[t] * q;
-            sumqx = fma(x[t], wq, sumqx);
-            sumq2 = fma(q, wq, sumq2);
+// quantize_row_iq4_nl_impl's fit of 32 elements at off to the levels nearest id * x, weights
+// wts: (sum q x w, sum q^2 w), the sums fused; with store, the levels go to lv.
+fn fit_iq4(off: u32, id: f32, store: bool) -> vec2<f32> {
+    var sumqx = 0.0;
+    var sumq2 = 0.0;
+    for (var t = 0u; t < 32u; t = t + 1u) {
+        let li = best_index(id * x[off + t]);
+        if (store) {
+            lv[off + t] = i32(li);
         }
-        d = sumqx / sumq2;
+        let q = KVALUES_IQ4NL[li];
+        let wq = wts[t] * q;
+        sumqx = fma_exact(x[off + t], wq, sumqx);
+        sumq2 = fma_exact(q, wq, sumq2);
+    }
+    return vec2<f32>(sumqx, sumq2);
+}
+
+// Levels lv of n elements as nibbles at byte k0: in each 32, elements j and j + 16 share a byte.
+fn pack_iq4(k0: u32, n: u32) {
+    for (var t = 0u; t < n / 2u; t = t + 1u) {
+        let e = 32u * (t / 16u) + t % 16u;
+        blk[k0 + t] = bitcast<u32>(lv[e]) | (bitcast<u32>(lv[e + 16u]) << 4u);
+    }
+}
+#endif
+
+#ifdef QZ_IQ4_NL
+// quantize_row_iq4_nl_ref: weights x^2, the scale max / -127 refined once by weighted
+// least squares, no further search.
+fn quantize_iq4_nl() {
+    let m = absmax_of(0u, 32u);
+    var d = 0.0;
+    if (m.y >= GROUP_MAX_EPS) {
+        for (var t = 0u; t < 32u; t = t + 1u) {
+            wts[t] = x[t] * x[t];
+        }
+        let s = fit_iq4(0u, 1.0 / (m.x / KVALUES_IQ4NL[0]), true);
+        d = s.x / s.y;
     }
     put_u16(0u, f32_to_half(d));
-    pack_levels(&l, 2u, 0u, false);
+    pack_iq4(2u, 32u);
 }
+#endif
+
+#ifdef QZ_SUPER
+#include "quantize_k"
 #endif
 
 // Merge the block's bytes into dst at byte `byte`.
@@ -272,7 +393,7 @@ fn main(inv: Invocation) {
     let r = unravel_row(i / per_row, p.dst.ne);
     let b = i % per_row;
     let l0 = (i / per_row) * p.dst.ne.x + b * QK;
-    for (var t = 0u; t < 32u; t = t + 1u) {
+    for (var t = 0u; t < QK; t = t + 1u) {
         x[t] = load(p.offs.y + dot(unravel(l0 + t, p.src.ne), p.src.nb));
     }
 #ifdef QZ_Q4_0
@@ -292,6 +413,30 @@ fn main(inv: Invocation) {
 #endif
 #ifdef QZ_IQ4_NL
     quantize_iq4_nl();
+#endif
+#ifdef QZ_Q2_K
+    quantize_q2_k();
+#endif
+#ifdef QZ_Q3_K
+    quantize_q3_k();
+#endif
+#ifdef QZ_Q4_K
+    quantize_k45(15, -1.0, 20, 16u);
+#endif
+#ifdef QZ_Q5_K
+    quantize_k45(31, -0.5, 15, 48u);
+#endif
+#ifdef QZ_Q6_K
+    quantize_q6_k();
+#endif
+#ifdef QZ_TQ1_0
+    quantize_tq1_0();
+#endif
+#ifdef QZ_TQ2_0
+    quantize_tq2_0();
+#endif
+#ifdef QZ_IQ4_XS
+    quantize_iq4_xs();
 #endif
     store_block(p.offs.x + r.y * p.dst.nb.y + r.z * p.dst.nb.z + r.w * p.dst.nb.w + b * QBYTES);
 }

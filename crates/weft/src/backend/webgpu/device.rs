@@ -146,6 +146,7 @@ impl Device for WebGpuDevice {
             ("vendor_id", format!("{:#06x}", i.vendor)),
             ("device_id", format!("{:#06x}", i.device)),
             ("shader_f16", f16.to_string()),
+            ("subgroup", self.ctx.features.contains(wgpu::Features::SUBGROUP).to_string()),
             ("timestamp_query", self.ctx.features.contains(wgpu::Features::TIMESTAMP_QUERY).to_string()),
             ("max_buffer_size", l.max_buffer_size.to_string()),
             ("max_storage_buffer_binding_size", l.max_storage_buffer_binding_size.to_string()),

@@ -240,6 +240,12 @@ fn fit_16(scales: ptr<function, array<f32, 16>>, q3: bool) -> vec2<f32> {
     return vec2<f32>(max_scale, amax);
 }
 
+// The running largest scale and min of make_qkx_quants' results (C's `if (a > max) max = a`
+// for each).
+fn keep_max(top: vec2<f32>, r: vec2<f32>) -> vec2<f32> {
+    return select(top, r, r > top);
+}
+
 // The 2-bit planes of levels lv (masked to 2 bits after >> shift) into 64 bytes at k0:
 // byte j of chunk c holds elements 128 c + 32 p + j in bits 2 p.
 fn pack_2bit(k0: u32, shift: u32) {
@@ -261,8 +267,7 @@ fn pack_2bit(k0: u32, shift: u32) {
 fn quantize_q2_k() {
     var scales: array<f32, 16>;
     var mins: array<f32, 16>;
-    var max_scale = 0.0;
-    var max_min = 0.0;
+    var top = vec2<f32>(0.0);
     for (var j = 0u; j < 16u; j = j + 1u) {
         for (var i = 0u; i < 16u; i = i + 1u) {
             wts[i] = abs(x[16u * j + i]);
@@ -270,13 +275,10 @@ fn quantize_q2_k() {
         let r = make_qkx_quants(3, 16u * j, 16u, -0.5, 0.1, 15, true);
         scales[j] = r.x;
         mins[j] = r.y;
-        if (r.x > max_scale) {
-            max_scale = r.x;
-        }
-        if (r.y > max_min) {
-            max_min = r.y;
-        }
+        top = keep_max(top, r);
     }
+    let max_scale = top.x;
+    let max_min = top.y;
     var dh = 0u;
     var mh = 0u;
     for (var j = 0u; j < 16u; j = j + 1u) {
@@ -377,8 +379,7 @@ fn quantize_q3_k() {
 fn quantize_k45(nmax: i32, rmin: f32, nstep: i32, qs: u32) {
     var scales: array<f32, 8>;
     var mins: array<f32, 8>;
-    var max_scale = 0.0;
-    var max_min = 0.0;
+    var top = vec2<f32>(0.0);
     for (var j = 0u; j < 8u; j = j + 1u) {
         // Sequential sum of squares, each square rounded (an in-order reduction in GCC's build).
         var s2 = 0.0;
@@ -393,13 +394,10 @@ fn quantize_k45(nmax: i32, rmin: f32, nstep: i32, qs: u32) {
         let r = make_qkx_quants(nmax, 32u * j, 32u, rmin, 0.1, nstep, false);
         scales[j] = r.x;
         mins[j] = r.y;
-        if (r.x > max_scale) {
-            max_scale = r.x;
-        }
-        if (r.y > max_min) {
-            max_min = r.y;
-        }
+        top = keep_max(top, r);
     }
+    let max_scale = top.x;
+    let max_min = top.y;
     let inv_scale = select(0.0, 63.0 / max_scale, max_scale > 0.0);
     let inv_min = select(0.0, 63.0 / max_min, max_min > 0.0);
     var ls: array<u32, 8>;

@@ -173,11 +173,10 @@ fn cpy_out_of_and_into_quantized_types_matches_cpu() {
                 }
             }
         }
-        // Every quantized destination but the grid I-quants (quantize.wgsl, quantize_k.wgsl),
-        // bit for bit as the CPU's from_float (its dequantized values compared exactly).
-        let grid = [Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M];
-        let into = TYPES.iter().copied().filter(|t| t.is_quantized() && !grid.contains(t));
-        assert_eq!(into.clone().count(), 14);
+        // Every quantized destination (quantize.wgsl, quantize_k.wgsl, quantize_iq.wgsl), bit
+        // for bit as the CPU's from_float (its dequantized values compared exactly).
+        let into = TYPES.iter().copied().filter(|t| t.is_quantized());
+        assert_eq!(into.clone().count(), 21);
         for ty in into {
             let blck = ty.blck_size();
             for src in [Type::F32, Type::F16] {
@@ -195,9 +194,48 @@ fn cpy_out_of_and_into_quantized_types_matches_cpu() {
                     v[blck + 8] = -0.75;
                     v[2 * blck + 16..2 * blck + 48].fill(0.0);
                     v[4 * blck..6 * blck].iter_mut().for_each(|x| *x *= 1000.0);
+                    // A zero run in a row's second block: iq1_s/iq1_m's zero sub-blocks take
+                    // the shift the same sub-block had in the block before.
+                    v[7 * blck + 64..7 * blck + 96].fill(0.0);
                     (vec![(a, v)], out)
                 });
             }
+        }
+    }
+}
+
+/// The grid I-quants' searches (quantize_iq.wgsl) have many branches a few blocks do not
+/// reach: 96 blocks per type, rows of 4 blocks scaled 1e-3..1e3, every value's sign and size
+/// random, and zero runs of 16 and 32 at random places (which in the iq1 types take an earlier
+/// block's shift), quantized bit for bit as the CPU.
+#[test]
+fn cpy_into_grid_iquants_matches_cpu_on_many_blocks() {
+    let grid = [Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M];
+    let (n0, rows) = (1024usize, 24usize);
+    let mut v = rand_vec(n0 * rows, 77);
+    let picks = rand_vec(rows * 8, 78);
+    for r in 0..rows {
+        let row = &mut v[r * n0..(r + 1) * n0];
+        let scale = 10f32.powi(r as i32 % 7 - 3);
+        row.iter_mut().for_each(|x| *x *= scale);
+        for k in 0..4 {
+            let p = picks[8 * r + 2 * k].abs();
+            let len = if picks[8 * r + 2 * k + 1] > 0.0 { 32 } else { 16 };
+            if p < 0.6 {
+                let at = (p * 1000.0) as usize % (n0 / len) * len;
+                row[at..at + len].fill(0.0);
+            }
+        }
+    }
+    for dev in gpu_devices() {
+        let gpu = dev.init_backend("").expect("backend");
+        for ty in grid {
+            check(&format!("cpy f32 -> {ty}, {} blocks", n0 * rows / 256), gpu.as_ref(), 0.0, |ctx| {
+                let a = ctx.new_tensor_2d(Type::F32, n0 as i64, rows as i64).expect("a");
+                let d = ctx.new_tensor_2d(ty, n0 as i64, rows as i64).expect("d");
+                let out = ctx.cpy(&a, &d).expect("cpy");
+                (vec![(a, v.clone())], out)
+            });
         }
     }
 }

@@ -30,6 +30,9 @@ pub struct GpuContext {
     /// The grid I-quants' tables (`ops::quant::iq_grid_words`), bound at
     /// `IQ_GRIDS_BINDING` for the pipelines that decode those types.
     pub iq_grids: wgpu::Buffer,
+    /// The grid quantizers' search tables (`ops::quant::iq_search_words`, about 11 MiB),
+    /// made on the first CPY into a grid I-quant and bound at `IQ_SEARCH_BINDING` for it.
+    iq_search: std::sync::OnceLock<wgpu::Buffer>,
     /// Why the device was lost, once it has been.
     lost: Arc<Mutex<Option<String>>>,
     /// An error no scope caught (work on a thread without a scope), kept for the next call.
@@ -57,6 +60,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl GpuContext {
+    /// The grid quantizers' search tables, uploaded on first use.
+    pub fn iq_search(&self) -> &wgpu::Buffer {
+        self.iq_search.get_or_init(|| {
+            let words = super::ops::quant::iq_search_words();
+            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("weft iq search tables"),
+                contents: bytemuck::cast_slice(&words),
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        })
+    }
+
     /// Open a device on `adapter` with the adapter's own limits (wgpu's defaults cap
     /// buffers at 256 MiB) and SHADER_F16 and SUBGROUP where the adapter has them, less
     /// those `WEFT_WEBGPU_DISABLE` masks (so the fallback kernels can be tested anywhere).
@@ -103,6 +118,7 @@ impl GpuContext {
             pipelines: PipelineCache::default(),
             loop_limit,
             iq_grids,
+            iq_search: std::sync::OnceLock::new(),
             matmul_shape: std::sync::atomic::AtomicU8::new(
                 std::env::var("WEFT_WEBGPU_MATMUL")
                     .ok()

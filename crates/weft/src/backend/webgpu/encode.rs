@@ -5,7 +5,7 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::ops::quant::{uses_iq_grids, IQ_GRIDS_BINDING};
+use super::ops::quant::{uses_iq_grids, uses_iq_search, IQ_GRIDS_BINDING, IQ_SEARCH_BINDING};
 use super::ops::Dispatch;
 use crate::{Error, Result};
 
@@ -55,6 +55,10 @@ pub fn run(ctx: &GpuContext, what: &str, dispatches: &[Dispatch], wait: bool) ->
             entries.extend(d.bindings.iter().map(|b| entry(b.binding, &b.buffer, b.offset, b.size)));
             if uses_iq_grids(&d.key) {
                 entries.push(entry(IQ_GRIDS_BINDING, &ctx.iq_grids, 0, ctx.iq_grids.size()));
+            }
+            if uses_iq_search(&d.key) {
+                let tables = ctx.iq_search();
+                entries.push(entry(IQ_SEARCH_BINDING, tables, 0, tables.size()));
             }
             let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: None,

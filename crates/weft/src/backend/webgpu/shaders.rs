@@ -55,6 +55,7 @@ shaders![
     "pool",
     "pool_back",
     "quantize",
+    "quantize_iq",
     "quantize_k",
     "reduce",
     "rms_norm_back",

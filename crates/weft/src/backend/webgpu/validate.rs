@@ -50,9 +50,10 @@ fn every_shader_file_is_listed_used_and_valid() {
         // A library file: some shader includes it, and it validates on its own.
         let include = format!("#include \"{}\"", s.name);
         assert!(SHADERS.iter().any(|o| o.source.contains(&include)), "{}.wgsl is never used", s.name);
-        // quantize_k.wgsl is part of quantize.wgsl (its block buffers and byte helpers):
-        // every_variant_validates checks it there, in every type it quantizes.
-        if s.name == "quantize_k" {
+        // quantize_k.wgsl and quantize_iq.wgsl are part of quantize.wgsl (its block buffers
+        // and byte helpers): every_variant_validates checks them there, in every type they
+        // quantize.
+        if s.name == "quantize_k" || s.name == "quantize_iq" {
             continue;
         }
         // Libraries reading a tensor of some type (dequant, any_row) get one: f32.

@@ -41,6 +41,17 @@ impl<const N: usize> GridTables<N> {
         }
     }
 
+    /// The tables as 32-bit words for a GPU search (`backend/webgpu/ops/quant.rs`): each
+    /// grid point's levels packed `bits` apiece (element 0 lowest), the map (as `map`: a
+    /// grid index, or `-(offset + 1)` into the neighbour words), and the neighbour lists (a
+    /// length, then grid indices).
+    pub fn search_words(&self, bits: u32) -> [Vec<u32>; 3] {
+        let points = (0..self.grid.len()).map(|j| pack_levels(&self.levels(j), bits) as u32).collect();
+        let map = self.map.iter().map(|&i| i as u32).collect();
+        let neighbours = self.neighbours.iter().map(|&n| n as u32).collect();
+        [points, map, neighbours]
+    }
+
     /// The levels `l` (0..) of grid point `index`.
     pub fn levels(&self, index: usize) -> [i8; N] {
         self.grid[index].map(|p| (p - 1) / 2)

@@ -36,7 +36,7 @@ pub(crate) mod iq2;
 pub(crate) mod iq3;
 pub(crate) mod iq4;
 mod iq_search;
-mod iq_tables;
+pub(crate) mod iq_tables;
 pub(crate) mod k;
 pub(crate) mod k45;
 pub(crate) mod legacy;

@@ -5,13 +5,12 @@
 //! - out of a quantized type into f32/f16/bf16: cpy.wgsl's DQ form through dequant.wgsl;
 //! - from f32/f16/bf16 into q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl (quantize.wgsl), the
 //!   K-quants, iq4_xs and the ternary types (quantize_k.wgsl): one invocation per block,
-//!   quantizing exactly as the CPU backend's from_float.
-//!
-//! The grid I-quants are refused as destinations: their CPU quantizers search the grids
-//! through neighbour tables built at run time, not reproduced in WGSL.
+//!   quantizing exactly as the CPU backend's from_float; into the grid I-quants
+//!   (quantize_iq.wgsl): one workgroup per block, one invocation per sub-block, searching the
+//!   grids through the CPU's own neighbour tables (a storage buffer, ops/quant.rs).
 
 use super::quant::{is_quant_rows, qarg, qt_flag};
-use super::{arg, grid_for_elements, indexable, src, Dispatch, Kernel, Params, WG_ELEMENTWISE};
+use super::{arg, grid, grid_for_elements, indexable, src, Dispatch, Kernel, Params, WG_ELEMENTWISE};
 use crate::backend::webgpu::context::GpuContext;
 use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::tensor::Tensor;
@@ -24,24 +23,47 @@ pub const KERNEL: Kernel = Kernel { supports, plan };
 const PLAIN: [Type; 5] = [Type::F32, Type::F16, Type::BF16, Type::I32, Type::I16];
 /// Float types: sources of quantize.wgsl, destinations of the DQ form.
 const FLOATS: [Type; 3] = [Type::F32, Type::F16, Type::BF16];
-/// The types quantize.wgsl quantizes into: those ggml's GPU backends quantize into, then
-/// (quantize_k.wgsl) the K-quants and the ternary types.
-pub const QUANTIZE_INTO: [Type; 14] = [
-    Type::Q4_0,
-    Type::Q4_1,
-    Type::Q5_0,
-    Type::Q5_1,
-    Type::Q8_0,
-    Type::IQ4_NL,
-    Type::Q2_K,
-    Type::Q3_K,
-    Type::Q4_K,
-    Type::Q5_K,
-    Type::Q6_K,
-    Type::IQ4_XS,
-    Type::TQ1_0,
-    Type::TQ2_0,
+/// The types quantize.wgsl quantizes into, with the flag naming each: those ggml's GPU
+/// backends quantize into, then (quantize_k.wgsl) the K-quants and the ternary types, then
+/// (quantize_iq.wgsl) the grid I-quants.
+const QUANTIZE_INTO: [(Type, &str); 21] = [
+    (Type::Q4_0, "QZ_Q4_0"),
+    (Type::Q4_1, "QZ_Q4_1"),
+    (Type::Q5_0, "QZ_Q5_0"),
+    (Type::Q5_1, "QZ_Q5_1"),
+    (Type::Q8_0, "QZ_Q8_0"),
+    (Type::IQ4_NL, "QZ_IQ4_NL"),
+    (Type::Q2_K, "QZ_Q2_K"),
+    (Type::Q3_K, "QZ_Q3_K"),
+    (Type::Q4_K, "QZ_Q4_K"),
+    (Type::Q5_K, "QZ_Q5_K"),
+    (Type::Q6_K, "QZ_Q6_K"),
+    (Type::IQ4_XS, "QZ_IQ4_XS"),
+    (Type::TQ1_0, "QZ_TQ1_0"),
+    (Type::TQ2_0, "QZ_TQ2_0"),
+    (Type::IQ2_XXS, "QZ_IQ2_XXS"),
+    (Type::IQ2_XS, "QZ_IQ2_XS"),
+    (Type::IQ2_S, "QZ_IQ2_S"),
+    (Type::IQ3_XXS, "QZ_IQ3_XXS"),
+    (Type::IQ3_S, "QZ_IQ3_S"),
+    (Type::IQ1_S, "QZ_IQ1_S"),
+    (Type::IQ1_M, "QZ_IQ1_M"),
 ];
+
+fn qz_flag(t: Type) -> Option<&'static str> {
+    QUANTIZE_INTO.iter().find(|&&(q, _)| q == t).map(|&(_, flag)| flag)
+}
+
+/// The grid I-quants' quantizers run one workgroup per block and one invocation per
+/// sub-block (their searches are long: lavapipe's loop budget counts per invocation, see
+/// ops/loops.rs); this is that sub-block count.
+fn grid_lanes(t: Type) -> Option<u32> {
+    match t {
+        Type::IQ2_XXS | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S => Some(8),
+        Type::IQ2_XS | Type::IQ2_S | Type::IQ1_M => Some(16),
+        _ => None,
+    }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Form {
@@ -67,7 +89,7 @@ fn form(node: &Tensor) -> Option<Form> {
         }
         (true, false) => (is_quant_rows(s) && float(node)).then_some(Form::Dq { s: st, d: dt }),
         (false, true) => {
-            (float(s) && QUANTIZE_INTO.contains(&dt) && is_quant_rows(node)).then_some(Form::Quantize { s: st, d: dt })
+            (float(s) && qz_flag(dt).is_some() && is_quant_rows(node)).then_some(Form::Quantize { s: st, d: dt })
         }
         (true, true) => None,
     }
@@ -120,29 +142,19 @@ fn key(f: Form) -> PipelineKey {
             }
         }
         Form::Quantize { s, d } => {
-            let qz = match d {
-                Type::Q4_1 => "QZ_Q4_1",
-                Type::Q5_0 => "QZ_Q5_0",
-                Type::Q5_1 => "QZ_Q5_1",
-                Type::Q8_0 => "QZ_Q8_0",
-                Type::IQ4_NL => "QZ_IQ4_NL",
-                Type::Q2_K => "QZ_Q2_K",
-                Type::Q3_K => "QZ_Q3_K",
-                Type::Q4_K => "QZ_Q4_K",
-                Type::Q5_K => "QZ_Q5_K",
-                Type::Q6_K => "QZ_Q6_K",
-                Type::TQ1_0 => "QZ_TQ1_0",
-                Type::TQ2_0 => "QZ_TQ2_0",
-                Type::IQ4_XS => "QZ_IQ4_XS",
-                _ => "QZ_Q4_0",
-            };
+            let qz = qz_flag(d).unwrap_or("QZ_Q4_0");
             // Flags for the code some types share (see quantize.wgsl's head).
             let shared = [
                 (d.blck_size() == 256, "QZ_SUPER"),
                 (matches!(d, Type::Q4_K | Type::Q5_K), "QZ_K45"),
                 (matches!(d, Type::IQ4_NL | Type::IQ4_XS), "QZ_IQ4"),
+                (matches!(d, Type::IQ1_S | Type::IQ1_M), "QZ_IQ1"),
             ];
-            let k = base("quantize").flag(qz).flag(ty_flag("SRC", s));
+            let k = match grid_lanes(d) {
+                Some(lanes) => PipelineKey::new("quantize", "main").define("WG_SIZE", lanes).flag("QZ_GRID"),
+                None => base("quantize"),
+            };
+            let k = k.flag(qz).flag(ty_flag("SRC", s));
             shared.into_iter().filter(|&(on, _)| on).fold(k, |k, (_, flag)| k.flag(flag))
         }
     }
@@ -162,7 +174,7 @@ pub fn variants() -> Vec<PipelineKey> {
     for s in super::quant::qt_types().filter(|t| t.is_quantized()) {
         v.extend(FLOATS.map(|d| key(Form::Dq { s, d })));
     }
-    for d in QUANTIZE_INTO {
+    for (d, _) in QUANTIZE_INTO {
         v.extend(FLOATS.map(|s| key(Form::Quantize { s, d })));
     }
     v
@@ -202,6 +214,11 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
             let n = d.nelements / dt.blck_size() as u32;
             let params =
                 Params::default().u32s(&d.layout).u32s(&s.layout).u32s(&[d.byte_offset, s.elem_offset, 0, n]).finish();
+            if grid_lanes(dt).is_some() {
+                // One workgroup per block.
+                let groups = grid(ctx, n as u64)?;
+                return Ok(Some(Dispatch { key: key(f), params, bindings: vec![s.binding, d.binding], groups }));
+            }
             (params, s.binding, d.binding, n)
         }
     };

@@ -7,12 +7,13 @@
 //! The bounds follow each shader's loops for the workgroup sizes its planner picks (helper
 //! and tree-reduction loops folded into the constants). Kernels whose loops are bounded by
 //! constants, or pass the limit only with shapes no storage binding holds, are 0 here:
-//! elementwise maps, copies, GET_ROWS, ROPE, IM2COL(_BACK), the layout and generator ops,
+//! elementwise maps, copies (but quantizing into a grid I-quant), GET_ROWS, ROPE, IM2COL(_BACK), the layout and generator ops,
 //! ARGSORT (rows capped at 256 for this reason, ops/index.rs) and SSM_CONV.
 
 use super::{WG_ELEMENTWISE, WG_ROWS};
 use crate::op::{Op, PoolOp};
 use crate::tensor::Tensor;
+use crate::types::Type;
 
 /// lavapipe's per-invocation loop budget (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS).
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65535;
@@ -74,6 +75,15 @@ pub fn bound(node: &Tensor) -> u64 {
             let acc_n = d.div_ceil(4 * WG_ROWS as u64).clamp(1, 2);
             ne(s1, 1).div_ceil(WG_ROWS as u64) * (d / 4 + 197 + 65 * acc_n) + 8
         }
+        // Quantizing into a grid I-quant (quantize_iq.wgsl, one invocation per sub-block):
+        // the scale searches, their neighbour scans written out, stay under 26,000 (1600
+        // blocks of each type stayed exact with 40,000 extra iterations in front). An iq1
+        // lane with a zero sub-block also walks back along its row, 2 BS + 1 per block.
+        Op::Dup | Op::Cpy | Op::Cont => match node.ty() {
+            Type::IQ1_S | Type::IQ1_M => 26_000 + ne(Some(node), 0).div_ceil(256) * 65,
+            Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S => 26_000,
+            _ => 0,
+        },
         Op::Pool1d { k0, .. } => k0.max(0) as u64 + 3,
         Op::Pool2d { p } => {
             let (k0, k1) = (p.k0.max(0) as u64, p.k1.max(0) as u64);
@@ -97,7 +107,6 @@ pub fn bound(node: &Tensor) -> u64 {
 mod tests {
     use super::*;
     use crate::context::Context;
-    use crate::types::Type;
 
     fn ctx() -> Context {
         Context::new(crate::context::ContextParams { mem_size: 1 << 20, no_alloc: true }).unwrap()

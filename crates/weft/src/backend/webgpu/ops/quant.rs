@@ -14,6 +14,7 @@ use crate::backend::webgpu::pipeline::PipelineKey;
 use crate::tensor::{Tensor, MAX_DIMS};
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID, KSIGNS_IQ2XS};
+use crate::types::quant::iq_tables;
 use crate::types::Type;
 use crate::{Error, Result};
 
@@ -79,6 +80,37 @@ pub fn iq_grid_words() -> Vec<u32> {
 /// Whether the pipeline `key` reads the iq_grids buffer: it decodes a grid I-quant.
 pub fn uses_iq_grids(key: &PipelineKey) -> bool {
     key.defines.iter().any(|(name, _)| GRID_TYPES.iter().any(|&t| qt_flag(t) == Some(*name)))
+}
+
+/// The `@binding` of the grid quantizers' search tables (quantize_iq.wgsl).
+pub const IQ_SEARCH_BINDING: u32 = 14;
+
+/// The contents of the search buffer, built on a device's first CPY into a grid I-quant:
+/// a header of three word offsets per table (packed grid levels, map, neighbour lists, see
+/// `GridTables::search_words`), then the tables, in quantize_iq.wgsl's `TBL_*` order.
+pub fn iq_search_words() -> Vec<u32> {
+    let tables = [
+        iq_tables::iq2xxs().search_words(2),
+        iq_tables::iq2xs().search_words(2),
+        iq_tables::iq2s().search_words(2),
+        iq_tables::iq1().search_words(2),
+        iq_tables::iq3xxs().search_words(3),
+        iq_tables::iq3s().search_words(3),
+    ];
+    let mut header = Vec::with_capacity(3 * tables.len());
+    let mut body = Vec::new();
+    let at = 3 * tables.len();
+    for part in tables.iter().flatten() {
+        header.push((at + body.len()) as u32);
+        body.extend_from_slice(part);
+    }
+    header.extend(body);
+    header
+}
+
+/// Whether the pipeline `key` reads the search buffer: it quantizes into a grid I-quant.
+pub fn uses_iq_search(key: &PipelineKey) -> bool {
+    key.defines.iter().any(|(name, _)| *name == "QZ_GRID")
 }
 
 /// Every type [`qt_flag`] knows: the quantized ones and the three float types.
@@ -164,6 +196,34 @@ const KVALUES_IQ4NL = array<f32, 16>(
         let key = |t: Type| PipelineKey::new("get_rows", "main").flag(qt_flag(t).expect("flag"));
         assert!(GRID_TYPES.iter().all(|&t| uses_iq_grids(&key(t))));
         assert!(!uses_iq_grids(&key(Type::IQ4_XS)) && !uses_iq_grids(&key(Type::Q4_K)));
+    }
+
+    /// quantize_iq.wgsl's reading of the search buffer (header, then per table the packed
+    /// grid levels, the map and the neighbour lists) gives the engine's lookups.
+    #[test]
+    fn iq_search_words_read_back_as_the_engine_tables() {
+        use iq_tables::Lookup;
+        let words = iq_search_words();
+        let t = iq_tables::iq3s();
+        let (points, map, nbs) = (words[15] as usize, words[16] as usize, words[17] as usize);
+        assert!(words[..18].windows(2).all(|w| w[0] < w[1]) && words[17] < words.len() as u32);
+        for u in [0usize, 1, 17, 1000, 4095] {
+            let m = words[map + u] as i32;
+            match t.lookup(u) {
+                Lookup::OnGrid(i) => assert_eq!(m, i as i32, "u {u}"),
+                Lookup::Neighbours(list) => {
+                    let start = nbs + (-(m + 1)) as usize;
+                    let n = words[start] as usize;
+                    let got: Vec<u16> = words[start + 1..start + 1 + n].iter().map(|&j| j as u16).collect();
+                    assert_eq!(got, list, "u {u}");
+                }
+            }
+        }
+        for j in [0usize, 100, 511] {
+            let levels = t.levels(j);
+            let packed = words[points + j];
+            assert!(levels.iter().enumerate().all(|(i, &l)| (packed >> (3 * i)) & 7 == l as u32), "point {j}");
+        }
     }
 
     #[test]

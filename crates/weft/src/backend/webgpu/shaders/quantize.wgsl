@@ -5,7 +5,8 @@
 // them. One invocation per block. QZ_<TYPE> names the type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
 // IQ4_NL here; Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, TQ1_0, TQ2_0 in quantize_k.wgsl, with
 // QZ_SUPER; QZ_K45 adds Q4_K and Q5_K's shared code, QZ_IQ4 IQ4_NL and IQ4_XS's), SRC_<T>
-// the source type.
+// the source type. The grid I-quants (QZ_GRID, with QZ_SUPER; QZ_IQ1 for IQ1_S and IQ1_M)
+// run quantize_iq.wgsl's entry point instead: a workgroup per block.
 // Blocks are 18 to 210 bytes, so neighbouring blocks share 32-bit words: words a block only
 // partly covers are merged with atomics.
 #include "common"
@@ -82,8 +83,42 @@ const QK: u32 = 256u;
 const QBYTES: u32 = 136u;
 #endif
 
-// The block's source values and its bytes, one per u32.
+#ifdef QZ_IQ2_XXS
+const QK: u32 = 256u;
+const QBYTES: u32 = 66u;
+#endif
+#ifdef QZ_IQ2_XS
+const QK: u32 = 256u;
+const QBYTES: u32 = 74u;
+#endif
+#ifdef QZ_IQ2_S
+const QK: u32 = 256u;
+const QBYTES: u32 = 82u;
+#endif
+#ifdef QZ_IQ3_XXS
+const QK: u32 = 256u;
+const QBYTES: u32 = 98u;
+#endif
+#ifdef QZ_IQ3_S
+const QK: u32 = 256u;
+const QBYTES: u32 = 110u;
+#endif
+#ifdef QZ_IQ1_S
+const QK: u32 = 256u;
+const QBYTES: u32 = 50u;
+#endif
+#ifdef QZ_IQ1_M
+const QK: u32 = 256u;
+const QBYTES: u32 = 56u;
+#endif
+
+// The block's source values (shared by the workgroup of a grid quantizer) and its bytes,
+// one per u32.
+#ifdef QZ_GRID
+var<workgroup> x: array<f32, QK>;
+#else
 var<private> x: array<f32, QK>;
+#endif
 var<private> blk: array<u32, QBYTES>;
 // The block's levels (signed where a search works with signed ones), and the weights of the
 // sub-block being fitted.
@@ -359,6 +394,9 @@ fn quantize_iq4_nl() {
 #ifdef QZ_SUPER
 #include "quantize_k"
 #endif
+#ifdef QZ_GRID
+#include "quantize_iq"
+#endif
 
 // Merge the block's bytes into dst at byte `byte`.
 fn store_block(byte: u32) {
@@ -383,6 +421,7 @@ fn store_block(byte: u32) {
     }
 }
 
+#ifndef QZ_GRID
 @compute @workgroup_size({{WG_SIZE}})
 fn main(inv: Invocation) {
     let i = invocation_index(inv, {{WG_SIZE}}u);
@@ -440,3 +479,4 @@ fn main(inv: Invocation) {
 #endif
     store_block(p.offs.x + r.y * p.dst.nb.y + r.z * p.dst.nb.z + r.w * p.dst.nb.w + b * QBYTES);
 }
+#endif

@@ -81,8 +81,22 @@ pub fn preprocess(name: &str, defines: &[(&str, String)]) -> Result<String> {
     substitute(name, &out, defines)
 }
 
+/// `WEFT_WEBGPU_SHADER_DIR`: read every shader from `<dir>/<name>.wgsl` instead of the
+/// built-in copy, so a changed shader runs without a rebuild (scripts/broken-kernels.ts
+/// breaks kernels on purpose this way). Read when a pipeline is first made.
+fn override_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("WEFT_WEBGPU_SHADER_DIR").filter(|d| !d.is_empty()).map(Into::into)
+}
+
 fn expand(name: &str, defines: &[(&str, String)], out: &mut String, depth: usize) -> Result<()> {
-    expand_source(name, shader(name)?.source, defines, out, depth)
+    let builtin = shader(name)?.source;
+    let Some(dir) = override_dir() else {
+        return expand_source(name, builtin, defines, out, depth);
+    };
+    let path = dir.join(format!("{name}.wgsl"));
+    let source = std::fs::read_to_string(&path)
+        .map_err(|e| Error::backend(format!("WebGPU: WEFT_WEBGPU_SHADER_DIR: {}: {e}", path.display())))?;
+    expand_source(name, &source, defines, out, depth)
 }
 
 fn expand_source(name: &str, source: &str, defines: &[(&str, String)], out: &mut String, depth: usize) -> Result<()> {

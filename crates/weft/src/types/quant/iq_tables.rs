@@ -41,12 +41,15 @@ impl<const N: usize> GridTables<N> {
         }
     }
 
+    /// Bits per level in a packed level vector: 2 for the 8-wide grids, 3 for the 4-wide ones.
+    pub const BITS: u32 = if N == 8 { 2 } else { 3 };
+
     /// The tables as 32-bit words for a GPU search (`backend/webgpu/ops/quant.rs`): each
-    /// grid point's levels packed `bits` apiece (element 0 lowest), the map (as `map`: a
+    /// grid point's levels packed `BITS` apiece (element 0 lowest), the map (as `map`: a
     /// grid index, or `-(offset + 1)` into the neighbour words), and the neighbour lists (a
     /// length, then grid indices).
-    pub fn search_words(&self, bits: u32) -> [Vec<u32>; 3] {
-        let points = (0..self.grid.len()).map(|j| pack_levels(&self.levels(j), bits) as u32).collect();
+    pub fn search_words(&self) -> [Vec<u32>; 3] {
+        let points = (0..self.grid.len()).map(|j| pack_levels(&self.levels(j), Self::BITS) as u32).collect();
         let map = self.map.iter().map(|&i| i as u32).collect();
         let neighbours = self.neighbours.iter().map(|&n| n as u32).collect();
         [points, map, neighbours]

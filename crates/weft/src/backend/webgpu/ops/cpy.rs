@@ -57,7 +57,7 @@ fn qz_flag(t: Type) -> Option<&'static str> {
 /// The grid I-quants' quantizers run one workgroup per block and one invocation per
 /// sub-block (their searches are long: lavapipe's loop budget counts per invocation, see
 /// ops/loops.rs); this is that sub-block count.
-fn grid_lanes(t: Type) -> Option<u32> {
+pub fn grid_lanes(t: Type) -> Option<u32> {
     match t {
         Type::IQ2_XXS | Type::IQ3_XXS | Type::IQ3_S | Type::IQ1_S => Some(8),
         Type::IQ2_XS | Type::IQ2_S | Type::IQ1_M => Some(16),
@@ -183,7 +183,7 @@ pub fn variants() -> Vec<PipelineKey> {
 fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let f = form(node).ok_or_else(|| crate::backend::unsupported("WebGPU", node))?;
     let s_t = src(node, 0)?;
-    let (params, s_binding, d_binding, n) = match f {
+    let (params, s_binding, d_binding, groups) = match f {
         Form::Plain { pairs, .. } => {
             let s = arg(ctx, s_t, 1)?;
             let d = arg(ctx, node, 2)?;
@@ -195,7 +195,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
                 .u32s(&s.layout)
                 .u32s(&[d.elem_offset, s.elem_offset, 0, count, n])
                 .finish();
-            (params, s.binding, d.binding, count)
+            (params, s.binding, d.binding, grid_for_elements(ctx, count, WG_ELEMENTWISE)?)
         }
         Form::Dq { .. } => {
             let s = qarg(ctx, s_t, 1)?;
@@ -206,7 +206,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
                 .u32s(&s.layout)
                 .u32s(&[d.elem_offset, s.byte_offset, 0, n, d.nelements])
                 .finish();
-            (params, s.binding, d.binding, n)
+            (params, s.binding, d.binding, grid_for_elements(ctx, n, WG_ELEMENTWISE)?)
         }
         Form::Quantize { d: dt, .. } => {
             let s = arg(ctx, s_t, 1)?;
@@ -214,18 +214,13 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
             let n = d.nelements / dt.blck_size() as u32;
             let params =
                 Params::default().u32s(&d.layout).u32s(&s.layout).u32s(&[d.byte_offset, s.elem_offset, 0, n]).finish();
-            if grid_lanes(dt).is_some() {
-                // One workgroup per block.
-                let groups = grid(ctx, n as u64)?;
-                return Ok(Some(Dispatch { key: key(f), params, bindings: vec![s.binding, d.binding], groups }));
-            }
-            (params, s.binding, d.binding, n)
+            // One invocation per block, or for the grid I-quants one workgroup.
+            let groups = match grid_lanes(dt) {
+                Some(_) => grid(ctx, n as u64)?,
+                None => grid_for_elements(ctx, n, WG_ELEMENTWISE)?,
+            };
+            (params, s.binding, d.binding, groups)
         }
     };
-    Ok(Some(Dispatch {
-        key: key(f),
-        params,
-        bindings: vec![s_binding, d_binding],
-        groups: grid_for_elements(ctx, n, WG_ELEMENTWISE)?,
-    }))
+    Ok(Some(Dispatch { key: key(f), params, bindings: vec![s_binding, d_binding], groups }))
 }

@@ -79,11 +79,10 @@ pub fn bound(node: &Tensor) -> u64 {
         // the scale searches, their neighbour scans written out, stay under 26,000 (1600
         // blocks of each type stayed exact with 40,000 extra iterations in front). An iq1
         // lane with a zero sub-block also walks back along its row, 2 BS + 1 per block.
-        Op::Dup | Op::Cpy | Op::Cont => match node.ty() {
-            Type::IQ1_S | Type::IQ1_M => 26_000 + ne(Some(node), 0).div_ceil(256) * 65,
-            Type::IQ2_XXS | Type::IQ2_XS | Type::IQ2_S | Type::IQ3_XXS | Type::IQ3_S => 26_000,
-            _ => 0,
-        },
+        Op::Dup | Op::Cpy | Op::Cont if super::cpy::grid_lanes(node.ty()).is_some() => {
+            let walk = matches!(node.ty(), Type::IQ1_S | Type::IQ1_M);
+            26_000 + if walk { ne(Some(node), 0).div_ceil(256) * 65 } else { 0 }
+        }
         Op::Pool1d { k0, .. } => k0.max(0) as u64 + 3,
         Op::Pool2d { p } => {
             let (k0, k1) = (p.k0.max(0) as u64, p.k1.max(0) as u64);

@@ -90,12 +90,12 @@ pub const IQ_SEARCH_BINDING: u32 = 14;
 /// `GridTables::search_words`), then the tables, in quantize_iq.wgsl's `TBL_*` order.
 pub fn iq_search_words() -> Vec<u32> {
     let tables = [
-        iq_tables::iq2xxs().search_words(2),
-        iq_tables::iq2xs().search_words(2),
-        iq_tables::iq2s().search_words(2),
-        iq_tables::iq1().search_words(2),
-        iq_tables::iq3xxs().search_words(3),
-        iq_tables::iq3s().search_words(3),
+        iq_tables::iq2xxs().search_words(),
+        iq_tables::iq2xs().search_words(),
+        iq_tables::iq2s().search_words(),
+        iq_tables::iq1().search_words(),
+        iq_tables::iq3xxs().search_words(),
+        iq_tables::iq3s().search_words(),
     ];
     let mut header = Vec::with_capacity(3 * tables.len());
     let mut body = Vec::new();

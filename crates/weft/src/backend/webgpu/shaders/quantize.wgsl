@@ -218,6 +218,11 @@ fn to_i8(v: f32) -> i32 {
     return bitcast<i32>(bitcast<u32>(trunc_i32(v)) << 24u) >> 24u;
 }
 
+// C's MAX(a, b) (and x86's maxps): the second operand unless the first is greater.
+fn c_max(a: f32, b: f32) -> f32 {
+    return select(b, a, a > b);
+}
+
 // The value of largest magnitude among x[off..off + n] (the first on ties) and that magnitude.
 fn absmax_of(off: u32, n: u32) -> vec2<f32> {
     var amax = 0.0;
@@ -293,11 +298,6 @@ fn quantize_affine(bits: u32, qh: u32, qs: u32) {
 }
 
 #ifdef QZ_Q8_0
-// C's MAX as x86's maxps computes it: the second operand unless the first is greater.
-fn maxps(a: f32, b: f32) -> f32 {
-    return select(b, a, a > b);
-}
-
 // ggml's AVX quantize_row_q8_0: max |x| reduced in its lane order, multiplier 127 / amax,
 // levels rounded half to even and saturated to int8.
 fn quantize_q8_0() {
@@ -305,15 +305,15 @@ fn quantize_q8_0() {
     for (var j = 0u; j < 8u; j = j + 1u) {
         var m = abs(x[j]);
         for (var v = 1u; v < 4u; v = v + 1u) {
-            m = maxps(m, abs(x[8u * v + j]));
+            m = c_max(m, abs(x[8u * v + j]));
         }
         lanes[j] = m;
     }
-    let m0 = maxps(lanes[4], lanes[0]);
-    let m1 = maxps(lanes[5], lanes[1]);
-    let m2 = maxps(lanes[6], lanes[2]);
-    let m3 = maxps(lanes[7], lanes[3]);
-    let amax = maxps(maxps(m0, m2), maxps(m1, m3));
+    let m0 = c_max(lanes[4], lanes[0]);
+    let m1 = c_max(lanes[5], lanes[1]);
+    let m2 = c_max(lanes[6], lanes[2]);
+    let m3 = c_max(lanes[7], lanes[3]);
+    let amax = c_max(c_max(m0, m2), c_max(m1, m3));
     let d = amax / 127.0;
     let id = select(0.0, 127.0 / amax, amax != 0.0);
     put_u16(0u, f32_to_half(d));

@@ -19,13 +19,20 @@
 
 @group(0) @binding(14) var<storage, read> iq_search: array<u32>;
 
-// Per type: the table (order of ops/quant.rs's iq_search_words), sub-block size, group width
-// and bits per level of the map index, levels 0..KMAX, the scale search's 2 NSTEPS + 1
-// candidates STEP apart, whether its final snap revisits every group, whether the 8th sign
-// of each 8 is implied by even parity, and the threshold below which a sub-block is zero.
+// How a type weights its values (the CPU's weights without an importance matrix, or with
+// the unit one its CPY uses): x^2; qw sqrt(sigma2 + x^2) with qw = 1; x^2 + sigma2 / 4.
+const W_SQUARE: u32 = 0u;
+const W_SQRT: u32 = 1u;
+const W_QUARTER: u32 = 2u;
+
+// Per type: the table (order of ops/quant.rs's iq_search_words), group width and bits per
+// level of the map index, levels 0..KMAX, the scale search's 2 NSTEPS + 1 candidates STEP
+// apart, whether its final snap revisits every group, whether the 8th sign of each 8 is
+// implied by even parity, the threshold below which a sub-block is zero, the weights, and
+// sigma2 as a multiple of the block's mean square. The sub-block size follows from the lane
+// count the planner picks (ops/cpy.rs's grid_lanes).
 #ifdef QZ_IQ2_XXS
 const TBL: u32 = 0u;
-const BS: u32 = 32u;
 const GN: u32 = 8u;
 const BITS: u32 = 2u;
 const KMAX: i32 = 3;
@@ -34,10 +41,11 @@ const STEP: f32 = 0.1;
 const RESNAP_ALL: bool = true;
 const EVEN: bool = true;
 const EPS: f32 = 1e-15;
+const WEIGHTS: u32 = W_SQRT;
+const SIGMA2_SCALE: f32 = 1.0;
 #endif
 #ifdef QZ_IQ2_XS
 const TBL: u32 = 1u;
-const BS: u32 = 16u;
 const GN: u32 = 8u;
 const BITS: u32 = 2u;
 const KMAX: i32 = 3;
@@ -46,10 +54,11 @@ const STEP: f32 = 0.1;
 const RESNAP_ALL: bool = false;
 const EVEN: bool = true;
 const EPS: f32 = 1e-15;
+const WEIGHTS: u32 = W_SQRT;
+const SIGMA2_SCALE: f32 = 1.0;
 #endif
 #ifdef QZ_IQ2_S
 const TBL: u32 = 2u;
-const BS: u32 = 16u;
 const GN: u32 = 8u;
 const BITS: u32 = 2u;
 const KMAX: i32 = 3;
@@ -58,10 +67,11 @@ const STEP: f32 = 0.1;
 const RESNAP_ALL: bool = false;
 const EVEN: bool = false;
 const EPS: f32 = 1e-8;
+const WEIGHTS: u32 = W_QUARTER;
+const SIGMA2_SCALE: f32 = 2.0;
 #endif
 #ifdef QZ_IQ3_XXS
 const TBL: u32 = 4u;
-const BS: u32 = 32u;
 const GN: u32 = 4u;
 const BITS: u32 = 3u;
 const KMAX: i32 = 8;
@@ -70,10 +80,11 @@ const STEP: f32 = 0.2;
 const RESNAP_ALL: bool = false;
 const EVEN: bool = true;
 const EPS: f32 = 1e-8;
+const WEIGHTS: u32 = W_SQUARE;
+const SIGMA2_SCALE: f32 = 2.0;
 #endif
 #ifdef QZ_IQ3_S
 const TBL: u32 = 5u;
-const BS: u32 = 32u;
 const GN: u32 = 4u;
 const BITS: u32 = 3u;
 const KMAX: i32 = 8;
@@ -81,26 +92,31 @@ const NSTEPS: i32 = 9;
 const STEP: f32 = 0.2;
 const RESNAP_ALL: bool = true;
 const EVEN: bool = false;
-// iq3_s skips only a sub-block whose largest magnitude is 0 (see too_small).
+// iq3_s skips only a sub-block whose largest magnitude is 0.
 const EPS: f32 = 0.0;
+const WEIGHTS: u32 = W_SQUARE;
+const SIGMA2_SCALE: f32 = 2.0;
 #endif
 #ifdef QZ_IQ1_S
 const TBL: u32 = 3u;
-const BS: u32 = 32u;
 const GN: u32 = 8u;
 const BITS: u32 = 2u;
 const EPS: f32 = 1e-12;
+const WEIGHTS: u32 = W_SQRT;
+const SIGMA2_SCALE: f32 = 2.0;
 #endif
 #ifdef QZ_IQ1_M
 const TBL: u32 = 3u;
-const BS: u32 = 16u;
 const GN: u32 = 8u;
 const BITS: u32 = 2u;
 const EPS: f32 = 1e-7;
+const WEIGHTS: u32 = W_SQUARE;
+const SIGMA2_SCALE: f32 = 2.0;
 #endif
 
-const NG: u32 = BS / GN;
 const LANES: u32 = {{WG_SIZE}}u;
+const BS: u32 = QK / LANES;
+const NG: u32 = BS / GN;
 
 // The lane's sub-block: values, weights, their square roots, magnitudes, levels (the best so
 // far and a candidate's), which groups the levels were on the grid for, sign bytes.
@@ -143,11 +159,6 @@ fn level_of(packed: u32, i: u32) -> i32 {
     return i32((packed >> (BITS * i)) & ((1u << BITS) - 1u));
 }
 
-// C's MAX(a, b): b unless a is greater.
-fn c_max(a: f32, b: f32) -> f32 {
-    return select(b, a, a > b);
-}
-
 // nearest_int(0.5 * (id * x - 1)), both products fused.
 fn level_code(id: f32, v: f32) -> i32 {
     return nearest_int_prod(fma_exact(id, v, -1.0), 0.5);
@@ -166,12 +177,24 @@ fn index_of(l: ptr<private, array<i32, 32>>, k: u32) -> u32 {
     return u32(max(map_at(pack_group(l, k)), 0));
 }
 
+// (m == 0 is iq3_s's test, EPS being 0 there; for the others it implies m < EPS.)
 fn too_small(m: f32) -> bool {
-#ifdef QZ_IQ3_S
-    return m == 0.0;
-#else
-    return m < EPS;
-#endif
+    return m < EPS || m == 0.0;
+}
+
+// The weight of value v (WEIGHTS) in a block with this sigma2.
+fn weight_of(v: f32, sigma2: f32) -> f32 {
+    switch (WEIGHTS) {
+        case W_SQRT: {
+            return sqrt(fma_exact(v, v, sigma2));
+        }
+        case W_QUARTER: {
+            return fma_exact(v, v, 0.25 * sigma2);
+        }
+        default: {
+            return v * v;
+        }
+    }
 }
 
 // The lane's block-wide sigma2 input: the block's sum of squares, in order (products rounded).
@@ -181,6 +204,71 @@ fn sum_squares() -> f32 {
         s = s + x[t] * x[t];
     }
     return s;
+}
+
+// ---- the neighbour scan both families share ----
+
+const NO_POINT: u32 = 0xffffffffu;
+
+// Grid level l's value: 2l + 1, or for iq1 the level shifted by the group's delta (neg).
+fn level_value(l: i32, neg: bool) -> f32 {
+#ifdef QZ_IQ1
+    return xg(l, neg);
+#else
+    return f32(2 * l + 1);
+#endif
+}
+
+// One element's term of a grid point's weighted squared distance at `scale`, added to d2:
+// the magnitudes xv against the weights' roots wa (iq1: the values against the weights,
+// copied there by lane_search).
+fn nb_term(d2: f32, pl: u32, k: u32, i: u32, scale: f32, neg: bool) -> f32 {
+    let e = GN * k + i;
+    let diff = fma_exact(scale, level_value(level_of(pl, i), neg), -xv[e]);
+    return fma_exact(wa[e] * diff, diff, d2);
+}
+
+// The distance of group k from grid point levels pl. Written out rather than looped (as in
+// group_levels): lavapipe's loop budget counts every iteration of every loop of an
+// invocation, and the neighbour scans are the searches' longest loops.
+fn nb_dist(pl: u32, k: u32, scale: f32, neg: bool) -> f32 {
+    var d2 = nb_term(0.0, pl, k, 0u, scale, neg);
+    d2 = nb_term(d2, pl, k, 1u, scale, neg);
+    d2 = nb_term(d2, pl, k, 2u, scale, neg);
+    d2 = nb_term(d2, pl, k, 3u, scale, neg);
+    if (GN == 8u) {
+        d2 = nb_term(d2, pl, k, 4u, scale, neg);
+        d2 = nb_term(d2, pl, k, 5u, scale, neg);
+        d2 = nb_term(d2, pl, k, 6u, scale, neg);
+        d2 = nb_term(d2, pl, k, 7u, scale, neg);
+    }
+    return d2;
+}
+
+// For an off-grid map entry m, the point of its neighbour list nearest to group k at `scale`
+// (the first of equals), or NO_POINT when none scores below f32's max.
+fn nearest_neighbour(m: i32, k: u32, scale: f32, neg: bool) -> u32 {
+    let start = u32(-(m + 1));
+    let n = nb_word(start);
+    var best_d2 = 3.40282347e38;
+    var best = NO_POINT;
+    for (var c = 0u; c < n; c = c + 1u) {
+        let j = nb_word(start + 1u + c);
+        let d2 = nb_dist(point_levels(j), k, scale, neg);
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            best = j;
+        }
+    }
+    return best;
+}
+
+// Group k's levels in l from grid point j.
+fn set_group(l: ptr<private, array<i32, 32>>, k: u32, j: u32) {
+    let pl = point_levels(j);
+    for (var i = 0u; i < GN; i = i + 1u) {
+        (*l)[GN * k + i] = level_of(pl, i);
+    }
 }
 
 #ifndef QZ_IQ1
@@ -239,28 +327,6 @@ fn group_levels(l: ptr<private, array<i32, 32>>, k: u32, id: f32) -> u32 {
     return u;
 }
 
-// One element's term of a grid point's weighted squared distance at `scale`, added to d2.
-fn nb_term(d2: f32, pl: u32, k: u32, i: u32, scale: f32) -> f32 {
-    let e = GN * k + i;
-    let diff = fma_exact(scale, f32(2 * level_of(pl, i) + 1), -xv[e]);
-    return fma_exact(wa[e] * diff, diff, d2);
-}
-
-// The weighted squared distance of group k from grid point levels pl at `scale` (weights wa).
-fn nb_dist(pl: u32, k: u32, scale: f32) -> f32 {
-    var d2 = nb_term(0.0, pl, k, 0u, scale);
-    d2 = nb_term(d2, pl, k, 1u, scale);
-    d2 = nb_term(d2, pl, k, 2u, scale);
-    d2 = nb_term(d2, pl, k, 3u, scale);
-    if (GN == 8u) {
-        d2 = nb_term(d2, pl, k, 4u, scale);
-        d2 = nb_term(d2, pl, k, 5u, scale);
-        d2 = nb_term(d2, pl, k, 6u, scale);
-        d2 = nb_term(d2, pl, k, 7u, scale);
-    }
-    return d2;
-}
-
 // GridSearch::snap: group k's levels at inverse scale id into l; off the grid, the
 // neighbour nearest at `scale` (weights wa). Returns whether the levels were on the grid.
 fn snap(l: ptr<private, array<i32, 32>>, k: u32, id: f32, scale: f32) -> bool {
@@ -268,23 +334,9 @@ fn snap(l: ptr<private, array<i32, 32>>, k: u32, id: f32, scale: f32) -> bool {
     if (m >= 0) {
         return true;
     }
-    let start = u32(-(m + 1));
-    let n = nb_word(start);
-    var best_d2 = 3.40282347e38;
-    var best = 0xffffffffu;
-    for (var c = 0u; c < n; c = c + 1u) {
-        let j = nb_word(start + 1u + c);
-        let d2 = nb_dist(point_levels(j), k, scale);
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = j;
-        }
-    }
-    if (best != 0xffffffffu) {
-        let pl = point_levels(best);
-        for (var i = 0u; i < GN; i = i + 1u) {
-            (*l)[GN * k + i] = level_of(pl, i);
-        }
+    let best = nearest_neighbour(m, k, scale, false);
+    if (best != NO_POINT) {
+        set_group(l, k, best);
     }
     return false;
 }
@@ -463,20 +515,7 @@ fn search(mx: f32) -> f32 {
 // The lane's sub-block: weights, signs, the search; its indices, signs and scale to res.
 fn lane_search(ib: u32, sigma2: f32) {
     for (var i = 0u; i < BS; i = i + 1u) {
-        let v = xs[i];
-#ifdef QZ_IQ2_S
-        w[i] = fma_exact(v, v, 0.25 * sigma2);
-#else
-#ifdef QZ_IQ2_XXS
-        w[i] = sqrt(fma_exact(v, v, sigma2));
-#else
-#ifdef QZ_IQ2_XS
-        w[i] = sqrt(fma_exact(v, v, sigma2));
-#else
-        w[i] = v * v;
-#endif
-#endif
-#endif
+        w[i] = weight_of(xs[i], sigma2);
         wa[i] = sqrt(w[i]);
     }
     for (var g = 0u; g < BS / 8u; g = g + 1u) {
@@ -660,14 +699,9 @@ fn sort_values() {
     }
 }
 
-// The lane's weights: unit importance weights (iq1_s), or x^2 (iq1_m, no weights).
 fn iq1_weights(sigma2: f32) {
     for (var i = 0u; i < BS; i = i + 1u) {
-#ifdef QZ_IQ1_S
-        w[i] = sqrt(fma_exact(xs[i], xs[i], sigma2));
-#else
-        w[i] = xs[i] * xs[i];
-#endif
+        w[i] = weight_of(xs[i], sigma2);
     }
 }
 
@@ -781,49 +815,19 @@ fn settled_shift(r: vec4<f32>) -> i32 {
     return s;
 }
 
-// One element's term of iq1_find_best_neighbour2's distance (the weights themselves, the
-// shifted values), added to d2.
-fn iq1_term(d2: f32, pl: u32, k: u32, i: u32, scale: f32, neg: bool) -> f32 {
-    let e = 8u * k + i;
-    let diff = fma_exact(scale, xg(level_of(pl, i), neg), -xs[e]);
-    return fma_exact(w[e] * diff, diff, d2);
-}
-
-// Group k's distance from grid point levels pl, written out (see group_levels).
-fn iq1_dist(pl: u32, k: u32, scale: f32, neg: bool) -> f32 {
-    var d2 = iq1_term(0.0, pl, k, 0u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 1u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 2u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 3u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 4u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 5u, scale, neg);
-    d2 = iq1_term(d2, pl, k, 6u, scale, neg);
-    return iq1_term(d2, pl, k, 7u, scale, neg);
-}
-
-// Group k's levels in lq, snapped to the grid when off it; returns the grid index, with bit
-// 31 set when the levels were off the grid.
+// Group k's levels in lq, snapped to the grid when off it (iq1_find_best_neighbour2: the
+// weights themselves, the shifted values); returns the grid index, with bit 31 set when the
+// levels were off the grid. (Point 0 when no neighbour scores, where the CPU reports an error.)
 fn iq1_snap(k: u32, scale: f32, neg: bool) -> u32 {
     let m = map_at(pack_group(&lq, k));
     if (m >= 0) {
         return u32(m);
     }
-    let start = u32(-(m + 1));
-    let n = nb_word(start);
-    var best_d2 = 3.40282347e38;
-    var best = 0u;
-    for (var c = 0u; c < n; c = c + 1u) {
-        let j = nb_word(start + 1u + c);
-        let d2 = iq1_dist(point_levels(j), k, scale, neg);
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = j;
-        }
+    var best = nearest_neighbour(m, k, scale, neg);
+    if (best == NO_POINT) {
+        best = 0u;
     }
-    let pl = point_levels(best);
-    for (var i = 0u; i < 8u; i = i + 1u) {
-        lq[8u * k + i] = level_of(pl, i);
-    }
+    set_group(&lq, k, best);
     return best | 0x80000000u;
 }
 
@@ -854,7 +858,7 @@ fn prev_shift(bi: u32, ib: u32, first: u32) -> i32 {
             let v = load_elem(l0 + t);
             s = s + v * v;
         }
-        sigma2 = 2.0 * s / f32(QK);
+        sigma2 = SIGMA2_SCALE * s / f32(QK);
 #endif
         iq1_weights(sigma2);
         sort_values();
@@ -888,6 +892,9 @@ fn lane_search(ib: u32, sigma2: f32, bi: u32, first: u32) {
         }
         lq[order[j]] = l;
     }
+    // The shared neighbour scan reads xv and wa: for iq1 the values and the weights.
+    xv = xs;
+    wa = w;
     var index: array<u32, 4>;
     var all_on = true;
     for (var k = 0u; k < NG; k = k + 1u) {
@@ -1028,23 +1035,12 @@ fn main(inv: Invocation) {
     for (var i = 0u; i < BS; i = i + 1u) {
         xs[i] = x[BS * ib + i];
     }
+    let sigma2 = SIGMA2_SCALE * sum_squares() / f32(QK);
 #ifdef QZ_IQ1
     let per_row = p.dst.ne.x / QK;
-    lane_search(ib, 2.0 * sum_squares() / f32(QK), bi, bi - bi % per_row);
+    lane_search(ib, sigma2, bi, bi - bi % per_row);
 #else
-#ifdef QZ_IQ2_S
-    lane_search(ib, 2.0 * sum_squares() / f32(QK));
-#else
-#ifdef QZ_IQ3_XXS
-    lane_search(ib, 2.0 * sum_squares() / f32(QK));
-#else
-#ifdef QZ_IQ3_S
-    lane_search(ib, 2.0 * sum_squares() / f32(QK));
-#else
-    lane_search(ib, sum_squares() / f32(QK));
-#endif
-#endif
-#endif
+    lane_search(ib, sigma2);
 #endif
     workgroupBarrier();
     if (ib != 0u) {

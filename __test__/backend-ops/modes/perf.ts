@@ -40,6 +40,17 @@ export function perfAlign(nameLen: number): string {
   return ' '.repeat(last - len);
 }
 
+/**
+ * Whether perf mode gives `backend` ggml's CPU run budget (8 GFLOP or 8 GB per case) rather
+ * than its GPU one (100 GFLOP, 32 GB). ggml asks the device type; a WebGPU adapter that is
+ * itself software on the CPU (lavapipe, WARP: wgpu's DeviceType::Cpu) computes at CPU speed,
+ * so it gets the CPU's budget too. With the GPU's, every n=1 MUL_MAT case of the perf list
+ * ran 852 times at about 0.2 s each on lavapipe, and the list took hours.
+ */
+export function cpuRunBudget(device: DeviceInfo): boolean {
+  return device.type === 'cpu' || device.properties.device_type === 'CPU (software)';
+}
+
 /** How many times the op goes into the graph (ggml's n_runs rule). */
 export function perfRuns(tc: TestCase, out: Tensor, isCpu: boolean, room: number): number {
   const flops = tc.opFlops(out);
@@ -73,7 +84,7 @@ export async function evalPerf(tc: TestCase, backend: Backend, rng: Rng, opts: P
     // warmup run
     await backend.compute(gf);
 
-    const isCpu = backend.device.type === 'cpu';
+    const isCpu = cpuRunBudget(backend.device);
     const nRuns = perfRuns(tc, out, isCpu, gf.size - gf.nNodes);
     // duplicate the op
     for (let i = 1; i < nRuns; i++) gf.addNode(out);

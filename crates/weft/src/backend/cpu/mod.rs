@@ -173,20 +173,25 @@ impl Backend for CpuBackend {
         let pool = self.pool();
         let cx = Cx::new(&pool);
         let total = graph.n_nodes();
-        for (i, node) in graph.nodes().iter().enumerate() {
-            // ggml-cpu asks its abort callback before every node too
-            super::between_nodes(observer, i, total)?;
-            if node.is_empty() || node.op().kind().is_view() || node.op().kind() == crate::op::OpKind::None {
-                continue;
+        // The whole graph runs on a pool thread, so each node's parallel split is a push to
+        // that thread's own queue, not an injection from outside that has to wake the pool
+        // (about 10 us a node: 6% of a broadcast ADD of 4096 x 512).
+        pool.install(|| {
+            for (i, node) in graph.nodes().iter().enumerate() {
+                // ggml-cpu asks its abort callback before every node too
+                super::between_nodes(observer, i, total)?;
+                if node.is_empty() || node.op().kind().is_view() || node.op().kind() == crate::op::OpKind::None {
+                    continue;
+                }
+                check_host(node)?;
+                if !dispatch::supports(node) {
+                    return Err(super::unsupported("CPU", node));
+                }
+                dispatch::compute(node, &cx)?;
             }
-            check_host(node)?;
-            if !dispatch::supports(node) {
-                return Err(super::unsupported("CPU", node));
-            }
-            dispatch::compute(node, &cx)?;
-        }
-        observer.progress(total, total);
-        Ok(())
+            observer.progress(total, total);
+            Ok(())
+        })
     }
     fn event_record(&self, event: &dyn Event) -> Result<()> {
         match event.as_any().downcast_ref::<CpuEvent>() {

@@ -2,7 +2,7 @@
 // flops (else its bytes), timed for at least `minSeconds` (ggml: 1 s), printed as us/run and
 // GFLOP/s or GB/s.
 
-import { Context, type Backend, type Tensor } from 'weft-ml';
+import { Context, type Backend, type DeviceInfo, type Tensor } from 'weft-ml';
 import { color, fixed, pad } from '../format.js';
 import type { Rng } from '../rng.js';
 import { isViewOp, type TestCase } from '../test-case.js';

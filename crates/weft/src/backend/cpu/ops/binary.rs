@@ -43,10 +43,7 @@ fn run(node: &Tensor, cx: &Cx) -> Result<()> {
         && a.rows_packed()
         && b.rows_packed()
         && d.rows_packed();
-    // One contiguous run of rows per thread, as ggml splits them: the f32 rows stream
-    // through memory and more, smaller chunks only cost scheduling.
-    let min_chunk = if fast { d.nrows().div_ceil(cx.n_threads().max(1)) } else { 1 };
-    cx.try_par_ranges(d.nrows(), min_chunk.max(8192 / n0.max(1)).max(1), |rows| {
+    cx.try_par_ranges(d.nrows(), (8192 / n0.max(1)).max(1), |rows| {
         // Row buffers only where rows are converted: zeroing three rows per chunk cost the
         // f32 path about as much memory traffic as the sums themselves.
         let scratch = |n: usize| if fast { Vec::new() } else { vec![0f32; n] };

@@ -399,8 +399,38 @@ pub fn quantize_chunk(
     if total == 0 {
         return Ok(0);
     }
-    k.quantize_rows(src, dst, n_per_row, imatrix)?;
+    quantize_rows_parallel(k, src, dst, nrows, n_per_row, row_size, imatrix)?;
     Ok(size)
+}
+
+/// Splits whole rows over rayon's threads: every row is quantized on its own (ggml's chunk
+/// quantizers carry nothing from one row to the next), so the bytes are the same as one
+/// pass; the first failing span's error, in row order, is the one returned. A span holds at
+/// least `MIN_SPAN` values so small tensors stay on the calling thread.
+fn quantize_rows_parallel(
+    k: &dyn Kernels,
+    src: &[f32],
+    dst: &mut [u8],
+    nrows: usize,
+    n_per_row: usize,
+    row_size: usize,
+    imatrix: Option<&[f32]>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    const MIN_SPAN: usize = 1 << 16;
+    let threads = rayon::current_num_threads().max(1);
+    let rows_min = MIN_SPAN.div_ceil(n_per_row).max(1);
+    // About four spans per thread, so uneven rows (searches that stop early) even out.
+    let rows_per_span = nrows.div_ceil(4 * threads).max(rows_min);
+    if rows_per_span >= nrows {
+        return k.quantize_rows(src, dst, n_per_row, imatrix);
+    }
+    let results: Vec<Result<()>> = src
+        .par_chunks(rows_per_span * n_per_row)
+        .zip(dst.par_chunks_mut(rows_per_span * row_size))
+        .map(|(x, y)| k.quantize_rows(x, y, n_per_row, imatrix))
+        .collect();
+    results.into_iter().collect()
 }
 
 /// `ggml_quantize_requires_imatrix`: iq2_xxs, iq2_xs and iq1_s cannot be quantized without

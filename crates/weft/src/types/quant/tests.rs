@@ -663,3 +663,28 @@ fn nan_activations_dot_as_ggmls_x86_kernels() {
         assert!((got - want).abs() <= 1e-5 * want.abs(), "{ty}: {got} vs ggml's {want}");
     }
 }
+
+/// quantize_chunk splits large inputs over threads; the bytes must be those of quantizing
+/// each row alone, and a bad row must fail the whole chunk.
+#[test]
+fn parallel_chunk_equals_row_by_row() {
+    const NPR: usize = 512;
+    const NROWS: usize = 300; // 153,600 values: several spans of at least 65,536
+    let x = generate_data(0.3, NPR * NROWS);
+    let imatrix: Vec<f32> = (0..NPR).map(|i| 0.5 + (i % 7) as f32 * 0.25).collect();
+    for ty in served_types() {
+        let rs = ty.row_size(NPR);
+        let mut whole = vec![0u8; rs * NROWS];
+        let mut rows = vec![0u8; rs * NROWS];
+        quantize_chunk(ty, &x, &mut whole, NROWS, NPR, Some(&imatrix)).unwrap();
+        for (xr, yr) in x.chunks(NPR).zip(rows.chunks_mut(rs)) {
+            quantize_chunk(ty, xr, yr, 1, NPR, Some(&imatrix)).unwrap();
+        }
+        assert!(whole == rows, "{ty}: the parallel chunk differs from row-by-row quantization");
+    }
+    let mut bad = x.clone();
+    bad[NPR * (NROWS - 1)] = f32::NAN;
+    let ty = Type::IQ2_XS;
+    let mut y = vec![0u8; ty.row_size(NPR) * NROWS];
+    assert!(quantize_chunk(ty, &bad, &mut y, NROWS, NPR, Some(&imatrix)).is_err());
+}

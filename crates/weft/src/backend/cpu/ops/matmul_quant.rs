@@ -45,6 +45,8 @@ pub(super) struct DotRows {
     a_row_size: usize,
     row_size: usize,
     data: Vec<u8>,
+    /// Per b row: `RowDot::pairs_ok` (the two-row kernel may take it).
+    pairs_ok: Vec<bool>,
 }
 
 /// Row `r` of b (flat row index) in `dot_ty` into `out` (its row size), as ggml's mul_mat
@@ -85,7 +87,14 @@ impl DotRows {
             }
             Ok(())
         })?;
-        Ok(DotRows { dot, a_row_size: a_ty.row_size(k), row_size, data })
+        let mut rows = DotRows { dot, a_row_size: a_ty.row_size(k), row_size, data, pairs_ok: Vec::new() };
+        rows.pairs_ok = (0..b.nrows()).map(|r| rows.dot.pairs_ok(rows.row(r))).collect();
+        Ok(rows)
+    }
+
+    /// Whether b row `r` may go through [`DotRows::dot2`].
+    pub(super) fn pairs_ok(&self, r: usize) -> bool {
+        self.pairs_ok[r]
     }
 
     /// Converted b row `r`.
@@ -101,6 +110,16 @@ impl DotRows {
     #[inline]
     pub(super) unsafe fn dot(&self, a_row: *const u8, r: usize) -> f32 {
         self.dot.dot(std::slice::from_raw_parts(a_row, self.a_row_size), self.row(r))
+    }
+
+    /// [`DotRows::dot`] of two a rows with converted b row `r`, in one pass.
+    ///
+    /// # Safety
+    /// As for [`DotRows::dot`], for both rows.
+    #[inline]
+    pub(super) unsafe fn dot2(&self, a0: *const u8, a1: *const u8, r: usize) -> [f32; 2] {
+        let n = self.a_row_size;
+        self.dot.dot2(std::slice::from_raw_parts(a0, n), std::slice::from_raw_parts(a1, n), self.row(r))
     }
 }
 
@@ -170,14 +189,22 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                 for b0 in rows0.clone().step_by(16) {
                     for r in b1..(b1 + 16).min(rows1.end) {
                         let (i1, i2, i3) = b.row_coords(r);
-                        for i0 in b0..(b0 + 16).min(rows0.end) {
-                            // SAFETY: (i0, i2 / r2, i3 / r3) is inside a (the constructor
-                            // checked the broadcast); (i0, i1, i2, i3) inside dst, written by
-                            // this chunk only.
-                            unsafe {
-                                let v = rows.dot(a.row_ptr(i0, i2 / r2, i3 / r3), r);
-                                (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v);
-                            }
+                        let end0 = (b0 + 16).min(rows0.end);
+                        // SAFETY (both loops): (i0, i2 / r2, i3 / r3) is inside a (the
+                        // constructor checked the broadcast); (i0, i1, i2, i3) inside dst,
+                        // written by this chunk only.
+                        let at = |i0: usize| unsafe { a.row_ptr(i0, i2 / r2, i3 / r3) } as *const u8;
+                        let put = |i0: usize, v: f32| unsafe { (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v) };
+                        // Rows in pairs: one pass over b's row for two a rows.
+                        let mut i0 = b0;
+                        while i0 + 1 < end0 && rows.pairs_ok(r) {
+                            let [v0, v1] = unsafe { rows.dot2(at(i0), at(i0 + 1), r) };
+                            put(i0, v0);
+                            put(i0 + 1, v1);
+                            i0 += 2;
+                        }
+                        for i0 in i0..end0 {
+                            put(i0, unsafe { rows.dot(at(i0), r) });
                         }
                     }
                 }

@@ -30,6 +30,33 @@ pub(crate) fn q4_0<S: Simd>(s: S, x: &[BlockQ4_0], y: &[BlockQ8_0]) -> f32 {
     s.hsum(acc)
 }
 
+/// `R` rows of a against one activation row, interleaved block by block: each row keeps its
+/// own accumulator and adds in ggml's order, while the rows' fused adds, which wait on each
+/// other within a row, overlap.
+///
+/// ggml multiplies the levels n - 8 by y with the sign trick; here n * y (unsigned times
+/// signed) less 8 * y, shared by the rows, gives the same exact i32 lane sums, so each result
+/// is [`q4_0`]'s bit for bit, provided no activation is -128: there the sign trick wraps
+/// (`dot_i8_x86`), and callers use [`q4_0`] ([`super::RowDot::dot2`]'s contract).
+#[inline(always)]
+pub(crate) fn q4_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_0]; R], y: &[BlockQ8_0]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    let eight = s.splat_i8(8);
+    for (i, by) in y.iter().enumerate() {
+        let (qy, dy) = (s.load(bytes_of(&by.qs)), s.f16(by.d.bits()));
+        let corr = s.dot4(eight, qy);
+        for r in 0..R {
+            let bx = &x[r][i];
+            let d = s.fsplat(s.f16(bx.d.bits()) * dy);
+            let sum = s.sub_i32(s.dot4(s.nibbles(&bx.qs), qy), corr);
+            acc[r] = s.fmadd(d, s.cvt_i32(sum), acc[r]);
+        }
+    }
+    acc.map(|a| s.hsum(a))
+}
+
 #[inline(always)]
 pub(crate) fn q4_1<S: Simd>(s: S, x: &[BlockQ4_1], y: &[BlockQ8_1]) -> f32 {
     let mut acc = s.fzero();
@@ -75,11 +102,22 @@ pub(crate) fn q5_1<S: Simd>(s: S, x: &[BlockQ5_1], y: &[BlockQ8_1]) -> f32 {
 
 #[inline(always)]
 pub(crate) fn q8_0<S: Simd>(s: S, x: &[BlockQ8_0], y: &[BlockQ8_0]) -> f32 {
-    let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
-        let d = s.fsplat(s.f16(bx.d.bits()) * s.f16(by.d.bits()));
-        let q = mul_sum_i8(s, s.load(bytes_of(&bx.qs)), s.load(bytes_of(&by.qs)));
-        acc = s.fmadd(d, q, acc);
+    q8_0_rows(s, [x], y)[0]
+}
+
+/// [`q4_0_rows`] for q8_0, which keeps ggml's sign trick (its levels are signed): any row.
+#[inline(always)]
+pub(crate) fn q8_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ8_0]; R], y: &[BlockQ8_0]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    for (i, by) in y.iter().enumerate() {
+        let (qy, dy) = (s.load(bytes_of(&by.qs)), s.f16(by.d.bits()));
+        for r in 0..R {
+            let bx = &x[r][i];
+            let d = s.fsplat(s.f16(bx.d.bits()) * dy);
+            acc[r] = s.fmadd(d, mul_sum_i8(s, s.load(bytes_of(&bx.qs)), qy), acc[r]);
+        }
     }
-    s.hsum(acc)
+    acc.map(|a| s.hsum(a))
 }

@@ -38,6 +38,7 @@ pub struct RowDot {
     ty: Type,
     scalar: fn(&[u8], &[u8]) -> f32,
     simd: Option<table::DotFn>,
+    simd2: Option<table::Dot2Fn>,
 }
 
 impl RowDot {
@@ -46,7 +47,12 @@ impl RowDot {
     /// this CPU does not run.
     pub fn new(ty: Type, isa: Isa) -> Option<RowDot> {
         let entry = table::dot_entry(ty).or_else(|| scalar_only(ty))?;
-        isa.available().then(|| RowDot { ty, scalar: entry.scalar, simd: (entry.simd)(isa) })
+        isa.available().then(|| RowDot {
+            ty,
+            scalar: entry.scalar,
+            simd: (entry.simd)(isa),
+            simd2: table::dot2(ty, isa),
+        })
     }
 
     /// [`RowDot::new`] on [`Isa::best`].
@@ -61,6 +67,27 @@ impl RowDot {
     /// Whether a vector kernel (not the scalar form) runs.
     pub fn is_simd(&self) -> bool {
         self.simd.is_some()
+    }
+
+    /// Two rows of the type dotted with `y`, each result exactly `dot(x, y)`'s: one pass
+    /// over both rows where the type has a two-row kernel (its fused adds overlap), two
+    /// passes otherwise. `y` must pass [`RowDot::pairs_ok`].
+    #[inline]
+    pub fn dot2(&self, x0: &[u8], x1: &[u8], y: &[u8]) -> [f32; 2] {
+        match self.simd2 {
+            // SAFETY: picked for an ISA that `new` checked; the kernel slices each row to
+            // y's block count, which panics on a short row as `dot` does.
+            Some(f) if x0.len() == x1.len() => unsafe { f((x0, x1), y) },
+            _ => [self.dot(x0, y), self.dot(x1, y)],
+        }
+    }
+
+    /// Whether [`RowDot::dot2`] gives `dot`'s bits with activation row `y`: q4_0's two-row
+    /// kernel drops the sign trick, which reads a -128 level (only a NaN input makes one)
+    /// differently; every other type, any row.
+    pub fn pairs_ok(&self, y: &[u8]) -> bool {
+        self.ty != Type::Q4_0
+            || bytemuck::cast_slice::<u8, quant::BlockQ8_0>(y).iter().all(|b| !b.qs.contains(&i8::MIN))
     }
 
     /// `x` (whole blocks of the type) dotted with `y` (as many blocks of its vec_dot type):

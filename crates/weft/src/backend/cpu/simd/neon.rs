@@ -200,6 +200,10 @@ impl<const DOT: bool> Simd for Neon<DOT> {
         unsafe { both!(a, b, |x, y| vreinterpretq_s8_s32(vaddq_s32(s32(x), s32(y)))) }
     }
     #[inline(always)]
+    fn sub_i32(self, a: V2, b: V2) -> V2 {
+        unsafe { both!(a, b, |x, y| vreinterpretq_s8_s32(vsubq_s32(s32(x), s32(y)))) }
+    }
+    #[inline(always)]
     fn srl_i16(self, a: V2, n: u32) -> V2 {
         unsafe {
             let sh = vdupq_n_s16(-(n as i16));

@@ -56,6 +56,8 @@ pub(crate) trait Simd: Copy {
     fn add_i16(self, a: Self::V, b: Self::V) -> Self::V;
     fn sub_i16(self, a: Self::V, b: Self::V) -> Self::V;
     fn add_i32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// i32 lanes a - b (wrapping).
+    fn sub_i32(self, a: Self::V, b: Self::V) -> Self::V;
     /// Logical right shift of the 16-bit lanes by `n` < 16 (`_mm256_srli_epi16`).
     fn srl_i16(self, a: Self::V, n: u32) -> Self::V;
     /// Left shift of the 16-bit lanes by `n` < 16.

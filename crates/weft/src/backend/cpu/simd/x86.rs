@@ -135,6 +135,10 @@ macro_rules! avx2_ops {
             unsafe { _mm256_add_epi32(a, b) }
         }
         #[inline(always)]
+        fn sub_i32(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_sub_epi32(a, b) }
+        }
+        #[inline(always)]
         fn srl_i16(self, a: __m256i, n: u32) -> __m256i {
             unsafe { _mm256_srl_epi16(a, _mm_cvtsi32_si128(n as i32)) }
         }

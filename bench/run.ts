@@ -49,15 +49,26 @@ async function elementwise(): Promise<void> {
   console.log(`weft CPU add f32:    ${addGBs.toFixed(2)} GB/s   ratio to copy bandwidth: ${(addGBs / copyGBs).toFixed(2)}`)
 }
 
+/**
+ * A pause between the two sides' calls. OpenBLAS's idle threads spin for up to 2^28 cycles
+ * after a call (its THREAD_TIMEOUT default) and rayon's briefly too; on a 2-core machine a
+ * call made while the other side spins shares the cores with it (measured: every weft n=1
+ * case 1.3-2.7x slower right after an OpenBLAS call). ggml's side by side run holds the
+ * other process with SIGSTOP for the same reason.
+ */
+const settle = () => new Promise((r) => setTimeout(r, 150))
+
 /** Best seconds of weft and of the peer over `rounds` turns, one call each per turn. */
 async function interleaved(rounds: number, weft: () => Promise<unknown>, peer: () => Promise<number>): Promise<[number, number]> {
   await weft()
   await peer()
   let [w, p] = [Infinity, Infinity]
   for (let r = 0; r < rounds; r++) {
+    await settle()
     const t0 = performance.now()
     await weft()
     w = Math.min(w, (performance.now() - t0) / 1000)
+    await settle()
     p = Math.min(p, await peer())
   }
   return [w, p]

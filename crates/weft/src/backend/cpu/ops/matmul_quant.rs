@@ -45,8 +45,10 @@ pub(super) struct DotRows {
     a_row_size: usize,
     row_size: usize,
     data: Vec<u8>,
-    /// Per b row: `RowDot::pairs_ok` (the two-row kernel may take it).
-    pairs_ok: Vec<bool>,
+    /// Every b row passes `RowDot::pairs_ok`, so a rows may go through `dot2` in pairs (a
+    /// row that fails, which only a NaN in b makes, sends the whole product one row at a
+    /// time: the same bits, a little slower).
+    pairs: bool,
 }
 
 /// Row `r` of b (flat row index) in `dot_ty` into `out` (its row size), as ggml's mul_mat
@@ -87,14 +89,8 @@ impl DotRows {
             }
             Ok(())
         })?;
-        let mut rows = DotRows { dot, a_row_size: a_ty.row_size(k), row_size, data, pairs_ok: Vec::new() };
-        rows.pairs_ok = (0..b.nrows()).map(|r| rows.dot.pairs_ok(rows.row(r))).collect();
-        Ok(rows)
-    }
-
-    /// Whether b row `r` may go through [`DotRows::dot2`].
-    pub(super) fn pairs_ok(&self, r: usize) -> bool {
-        self.pairs_ok[r]
+        let pairs = data.chunks(row_size.max(1)).all(|y| dot.pairs_ok(y));
+        Ok(DotRows { dot, a_row_size: a_ty.row_size(k), row_size, data, pairs })
     }
 
     /// Converted b row `r`.
@@ -196,14 +192,13 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         let at = |i0: usize| unsafe { a.row_ptr(i0, i2 / r2, i3 / r3) } as *const u8;
                         let put = |i0: usize, v: f32| unsafe { (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v) };
                         // Rows in pairs: one pass over b's row for two a rows.
-                        let mut i0 = b0;
-                        while i0 + 1 < end0 && rows.pairs_ok(r) {
+                        let paired = if rows.pairs { b0 + (end0 - b0) / 2 * 2 } else { b0 };
+                        for i0 in (b0..paired).step_by(2) {
                             let [v0, v1] = unsafe { rows.dot2(at(i0), at(i0 + 1), r) };
                             put(i0, v0);
                             put(i0 + 1, v1);
-                            i0 += 2;
                         }
-                        for i0 in i0..end0 {
+                        for i0 in paired..end0 {
                             put(i0, unsafe { rows.dot(at(i0), r) });
                         }
                     }

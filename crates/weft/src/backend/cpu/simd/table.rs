@@ -87,19 +87,25 @@ pub(crate) struct DotEntry {
     pub simd: fn(Isa) -> Option<DotFn>,
 }
 
-macro_rules! dot2_table {
-    ($($ty:ident => $name:ident: $kernel:path;)*) => {
+/// Declares, for each `Type => module: kernel` row, the kernel's entry points (`$body` with
+/// `$k` the row's kernel) and `$lookup(ty, isa)` to pick one; the tables below that need no
+/// scalar form (two-row dots, from_float) are each one invocation.
+macro_rules! kernel_table {
+    (
+        $(#[$doc:meta])* $lookup:ident: $sig:ty,
+        |$s:ident, $k:ident, $x:ident, $y:ident| $body:expr,
+        $params:tt -> $ret:ty;
+        $($ty:ident => $name:ident: $kernel:path;)*
+    ) => {
         $(
-            entries!(
-                $name,
-                Dot2Fn,
-                |s, x, y| $kernel(s, [bytemuck::cast_slice(x.0), bytemuck::cast_slice(x.1)], bytemuck::cast_slice(y)),
-                (x: (&[u8], &[u8]), y: &[u8]) -> [f32; 2]
-            );
+            entries!($name, $sig, |$s, $x, $y| {
+                let $k = $kernel;
+                $body
+            }, $params -> $ret);
         )*
 
-        /// The two-row vector kernel of `ty` on `isa`, for types that have one.
-        pub(crate) fn dot2(ty: Type, isa: Isa) -> Option<Dot2Fn> {
+        $(#[$doc])*
+        pub(crate) fn $lookup(ty: Type, isa: Isa) -> Option<$sig> {
             match ty {
                 $(Type::$ty => $name::pick(isa),)*
                 _ => None,
@@ -111,7 +117,11 @@ macro_rules! dot2_table {
 // Types whose one-row kernel waits on its accumulator's chain of fused adds: measured
 // (4096 x 14336 mat-vec, 2 threads) q4_0 1663 -> 1473 us, q8_0 1875-2073 -> 1607-1704 us;
 // q4_1 and q5_0 gained nothing and keep one row.
-dot2_table! {
+kernel_table! {
+    /// The two-row vector kernel of `ty` on `isa`, for types that have one.
+    dot2: Dot2Fn,
+    |s, k, x, y| k(s, [bytemuck::cast_slice(x.0), bytemuck::cast_slice(x.1)], bytemuck::cast_slice(y)),
+    (x: (&[u8], &[u8]), y: &[u8]) -> [f32; 2];
     Q4_0 => q4_0_x2: legacy::q4_0_rows;
     Q8_0 => q8_0_x2: legacy::q8_0_rows;
 }
@@ -159,28 +169,11 @@ dot_table! {
     IQ4_XS => iq4_xs: quant::iq4::Iq4Xs, iq4::iq4_xs;
 }
 
-macro_rules! from_float_table {
-    ($($ty:ident => $name:ident: $kernel:path;)*) => {
-        $(
-            entries!(
-                $name,
-                FromFloatFn,
-                |s, x, y| $kernel(s, x, bytemuck::cast_slice_mut(y)),
-                (x: &[f32], y: &mut [u8]) -> ()
-            );
-        )*
-
-        /// The vector `from_float` of an activation format on `isa`.
-        pub(crate) fn from_float(ty: Type, isa: Isa) -> Option<FromFloatFn> {
-            match ty {
-                $(Type::$ty => $name::pick(isa),)*
-                _ => None,
-            }
-        }
-    };
-}
-
-from_float_table! {
+kernel_table! {
+    /// The vector `from_float` of an activation format on `isa`.
+    from_float: FromFloatFn,
+    |s, k, x, y| k(s, x, bytemuck::cast_slice_mut(y)),
+    (x: &[f32], y: &mut [u8]) -> ();
     Q8_0 => from_q8_0: q8::q8_0;
     Q8_1 => from_q8_1: q8::q8_1;
     Q8_K => from_q8_k: q8::q8_k;

@@ -43,8 +43,10 @@ export declare class Backend {
   /** ggml_backend_cpu_set_n_threads (CPU only). */
   setNThreads(n: number): void
   /**
-   * A backend-specific option by name: CPU `n_threads`; WebGPU `matmul` (`naive`,
-   * `matvec`, `tiled` or `auto`: the MUL_MAT kernel forced on the device).
+   * A backend-specific option by name: CPU `n_threads`, `strict_cpu` (`auto`, the
+   * default: threads pinned one per CPU when there are as many as the process may use;
+   * `1` always pinned; `0` never); WebGPU `matmul` (`naive`, `matvec`, `tiled` or `auto`:
+   * the MUL_MAT kernel forced on the device).
    */
   setOption(key: string, value: string): void
   /**

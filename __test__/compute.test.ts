@@ -173,6 +173,34 @@ test('devices and backends by name', () => {
   assert.throws(() => cpu.setNThreads(0), /nThreads=0/)
 })
 
+test('CPU strict_cpu: every setting computes the same product, bad values are refused', async () => {
+  const [k, m, n] = [37, 19, 11]
+  const av = randomFloats(k * m, 3)
+  const bv = randomFloats(k * n, 4)
+  // The product worked here in f64, then compared at f32 rounding.
+  const want = new Float64Array(m * n)
+  for (let j = 0; j < n; j++) for (let i = 0; i < m; i++) for (let l = 0; l < k; l++) want[j * m + i] += av[i * k + l] * bv[j * k + l]
+  for (const init of ['CPU:strict_cpu=1', 'CPU:strict_cpu=0;n_threads=3', 'CPU:n_threads=2,strict_cpu=auto']) {
+    const ctx = new Context({ memSize: 1 << 20, noAlloc: true })
+    const a = ctx.newTensor2d('f32', k, m)
+    const b = ctx.newTensor2d('f32', k, n)
+    const g = ctx.newGraph()
+    g.buildForwardExpand(ctx.mulMat(a, b))
+    const cpu = Backend.init(init)
+    cpu.allocCtxTensors(ctx)
+    a.fromFloat32(av)
+    b.fromFloat32(bv)
+    await cpu.compute(g)
+    const got = g.node(-1)!.toFloat32()
+    got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4 * (1 + Math.abs(want[i])), `${init}: [${i}] ${v} vs ${want[i]}`))
+  }
+  const cpu = Backend.init('CPU')
+  assert.throws(() => cpu.setOption('strict_cpu', 'yes'), (e: any) => /^WEFT_/.test(e.code) && /strict_cpu='yes' must be auto, 1, true, 0 or false/.test(e.message))
+  assert.throws(() => Backend.init('CPU:strict_cpu=2'), /strict_cpu='2'/)
+  cpu.setOption('strictCpu', 'true')
+  cpu.setNThreads(1)
+})
+
 test('async reads from every backend match the sync ones', async () => {
   for (const name of backendNames()) {
     const ctx = new Context({ memSize: 1 << 20, noAlloc: true })

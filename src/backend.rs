@@ -110,8 +110,10 @@ impl Backend {
         self.get()?.set_option("n_threads", &n.to_string()).js()
     }
 
-    /// A backend-specific option by name: CPU `n_threads`; WebGPU `matmul` (`naive`,
-    /// `matvec`, `tiled` or `auto`: the MUL_MAT kernel forced on the device).
+    /// A backend-specific option by name: CPU `n_threads`, `strict_cpu` (`auto`, the
+    /// default: threads pinned one per CPU when there are as many as the process may use;
+    /// `1` always pinned; `0` never); WebGPU `matmul` (`naive`, `matvec`, `tiled` or `auto`:
+    /// the MUL_MAT kernel forced on the device).
     #[napi(catch_unwind)]
     pub fn set_option(&self, key: String, value: String) -> Result<()> {
         self.get()?.set_option(&key, &value).js()

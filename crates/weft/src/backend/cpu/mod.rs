@@ -1,6 +1,7 @@
 //! The CPU backend: host buffers, one device, and a backend that computes graph nodes in
 //! order, each node's work split across a rayon pool (rows first, like ggml).
 
+mod affinity;
 mod buffer;
 mod dispatch;
 pub(crate) mod float_simd;
@@ -116,17 +117,29 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
+/// The pool and what it was built from.
+struct Pool {
+    n_threads: usize,
+    strict: affinity::Strict,
+    threads: Arc<rayon::ThreadPool>,
+}
+
 pub struct CpuBackend {
-    pool: Mutex<(usize, Arc<rayon::ThreadPool>)>,
+    pool: Mutex<Pool>,
 }
 
 impl CpuBackend {
     pub fn new(n_threads: usize) -> Result<CpuBackend> {
-        Ok(CpuBackend { pool: Mutex::new((n_threads, Arc::new(make_pool(n_threads)?))) })
+        let strict = affinity::Strict::Auto;
+        Ok(CpuBackend { pool: Mutex::new(Pool { n_threads, strict, threads: make_pool(n_threads, strict)? }) })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn n_threads(&self) -> usize {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner()).0
+        self.lock().n_threads
     }
 
     /// ggml_backend_cpu_set_n_threads.
@@ -134,13 +147,27 @@ impl CpuBackend {
         if n == 0 || n > 512 {
             return Err(Error::invalid(format!("CPU: nThreads={n} must be in 1..=512")));
         }
-        let pool = Arc::new(make_pool(n)?);
-        *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = (n, pool);
+        // (The guard must be gone before rebuild locks again.)
+        let strict = self.lock().strict;
+        self.rebuild(n, strict)
+    }
+
+    /// ggml_threadpool_params.strict_cpu: `auto` (the default), `1` / `true`, `0` / `false`.
+    pub fn set_strict_cpu(&self, value: &str) -> Result<()> {
+        let strict = affinity::Strict::parse(value)
+            .ok_or_else(|| Error::invalid(format!("CPU: strict_cpu='{value}' must be auto, 1, true, 0 or false")))?;
+        self.rebuild(self.n_threads(), strict)
+    }
+
+    /// A new pool; computes running on the old one finish there (they hold their own Arc).
+    fn rebuild(&self, n_threads: usize, strict: affinity::Strict) -> Result<()> {
+        let threads = make_pool(n_threads, strict)?;
+        *self.lock() = Pool { n_threads, strict, threads };
         Ok(())
     }
 
     fn pool(&self) -> Arc<rayon::ThreadPool> {
-        self.pool.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
+        self.lock().threads.clone()
     }
 
     /// Compute one node (no checks of support; graph_compute does those).
@@ -151,11 +178,18 @@ impl CpuBackend {
     }
 }
 
-fn make_pool(n: usize) -> Result<rayon::ThreadPool> {
+fn make_pool(n: usize, strict: affinity::Strict) -> Result<Arc<rayon::ThreadPool>> {
+    let cpus = strict.plan(n);
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|i| format!("weft-cpu-{i}"))
+        .start_handler(move |i| {
+            if let Some(cpu) = cpus.as_ref().and_then(|c| c.get(i)) {
+                affinity::pin_current(*cpu);
+            }
+        })
         .build()
+        .map(Arc::new)
         .map_err(|e| Error::backend(format!("CPU: cannot start {n} threads: {e}")))
 }
 
@@ -210,7 +244,8 @@ impl Backend for CpuBackend {
                     value.parse().map_err(|_| Error::invalid(format!("CPU: n_threads='{value}' is not a number")))?;
                 self.set_n_threads(n)
             }
-            _ => Err(Error::invalid(format!("CPU: unknown option '{key}' (known: n_threads)"))),
+            "strict_cpu" | "strictCpu" => self.set_strict_cpu(value),
+            _ => Err(Error::invalid(format!("CPU: unknown option '{key}' (known: n_threads, strict_cpu)"))),
         }
     }
     fn as_any(&self) -> &dyn Any {

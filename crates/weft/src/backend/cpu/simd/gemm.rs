@@ -199,7 +199,7 @@ struct Levels {
 }
 
 /// Packs rows `rows` of a into MR-row tiles: `[tile][group][row in tile][A_REC]`, rows past
-/// `m` zero.
+/// `m` zero. Returns whether any row has a nonzero min map (`ca`).
 #[allow(clippy::too_many_arguments)]
 fn pack_a<'a>(
     ty: Type,
@@ -211,12 +211,13 @@ fn pack_a<'a>(
     a_row: &(dyn Fn(usize) -> &'a [u8] + Sync),
     lv: &mut Levels,
     out: &mut [u8],
-) -> Result<()> {
+) -> Result<bool> {
     let groups = k.div_ceil(GROUP);
     let padded = groups * GROUP;
     lv.s.resize(padded, 0);
     lv.sa.resize(padded / 16, 0.0);
     lv.ma.resize(padded / 16, 0.0);
+    let mut has_min = false;
     for (i, r) in rows.clone().enumerate() {
         if r >= m {
             break;
@@ -226,6 +227,8 @@ fn pack_a<'a>(
         lv.s[k..].fill(0);
         lv.sa[k / 16..].fill(0.0);
         lv.ma[k / 16..].fill(0.0);
+        // (A NaN min counts: it must reach the output.)
+        has_min |= lv.ma.iter().any(|&v| v != 0.0);
         let (tile, rin) = (i / mr, i % mr);
         for g in 0..groups {
             let at = ((tile * groups + g) * mr + rin) * A_REC;
@@ -235,7 +238,7 @@ fn pack_a<'a>(
             put_f32s(rec, 320, lv.ma[16 * g..16 * g + 16].try_into().expect("16"));
         }
     }
-    Ok(())
+    Ok(has_min)
 }
 
 type MicroFn = unsafe fn(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]);
@@ -249,15 +252,53 @@ macro_rules! micro_isa {
             pub(super) const NR: usize = $nr;
             #[target_feature(enable = $feat)]
             pub(super) unsafe fn unsigned(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::UNSIGNED }>(<$token>::new_unchecked(), a, b, groups, out)
+                gemm_kernel::micro::<$token, MR, NR, { Mode::UNSIGNED }, true>(
+                    <$token>::new_unchecked(),
+                    a,
+                    b,
+                    groups,
+                    out,
+                )
             }
             #[target_feature(enable = $feat)]
             pub(super) unsafe fn offset(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::OFFSET }>(<$token>::new_unchecked(), a, b, groups, out)
+                gemm_kernel::micro::<$token, MR, NR, { Mode::OFFSET }, true>(
+                    <$token>::new_unchecked(),
+                    a,
+                    b,
+                    groups,
+                    out,
+                )
+            }
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn offset_no_min(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+                gemm_kernel::micro::<$token, MR, NR, { Mode::OFFSET }, false>(
+                    <$token>::new_unchecked(),
+                    a,
+                    b,
+                    groups,
+                    out,
+                )
             }
             #[target_feature(enable = $feat)]
             pub(super) unsafe fn signed(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::SIGNED }>(<$token>::new_unchecked(), a, b, groups, out)
+                gemm_kernel::micro::<$token, MR, NR, { Mode::SIGNED }, true>(
+                    <$token>::new_unchecked(),
+                    a,
+                    b,
+                    groups,
+                    out,
+                )
+            }
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn signed_no_min(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+                gemm_kernel::micro::<$token, MR, NR, { Mode::SIGNED }, false>(
+                    <$token>::new_unchecked(),
+                    a,
+                    b,
+                    groups,
+                    out,
+                )
             }
         }
     };
@@ -279,11 +320,14 @@ mod micro_avx512 {
     pub(super) unsafe fn offset(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
         gemm_avx512::micro::<{ Mode::OFFSET }>(a, b, groups, out)
     }
+    /// The 512-bit kernel has no min-free form: the min term (zero here) is added anyway.
+    pub(super) use offset as offset_no_min;
     #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
     pub(super) unsafe fn signed(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
         use crate::backend::cpu::simd::x86::Avx512;
-        gemm_kernel::micro::<Avx512, MR, NR, { Mode::SIGNED }>(Avx512::new_unchecked(), a, b, groups, out)
+        gemm_kernel::micro::<Avx512, MR, NR, { Mode::SIGNED }, true>(Avx512::new_unchecked(), a, b, groups, out)
     }
+    pub(super) use signed as signed_no_min;
 }
 #[cfg(target_arch = "aarch64")]
 micro_isa!(micro_neon, "neon", crate::backend::cpu::simd::neon::Neon<false>, 2, 2);
@@ -296,6 +340,8 @@ pub(crate) struct QuantGemm {
     ty: Type,
     mode: u8,
     micro: MicroFn,
+    /// `micro` without the min term, for row blocks whose `ca` are all zero.
+    micro_no_min: MicroFn,
     mr: usize,
     nr: usize,
 }
@@ -315,12 +361,14 @@ impl QuantGemm {
         };
         macro_rules! pick {
             ($m:ident) => {{
-                let micro: MicroFn = match mode {
-                    Mode::UNSIGNED => $m::unsigned,
-                    Mode::OFFSET => $m::offset,
-                    _ => $m::signed,
+                // Unsigned levels always carry a min (their offset), so only the signed
+                // modes have a min-free kernel.
+                let (micro, micro_no_min): (MicroFn, MicroFn) = match mode {
+                    Mode::UNSIGNED => ($m::unsigned, $m::unsigned),
+                    Mode::OFFSET => ($m::offset, $m::offset_no_min),
+                    _ => ($m::signed, $m::signed_no_min),
                 };
-                Some(QuantGemm { ty, mode, micro, mr: $m::MR, nr: $m::NR })
+                Some(QuantGemm { ty, mode, micro, micro_no_min, mr: $m::MR, nr: $m::NR })
             }};
         }
         match isa {
@@ -396,7 +444,8 @@ impl QuantGemm {
         let (mr, nr) = (self.mr, self.nr);
         let tiles = rows.len().div_ceil(mr);
         let panel = panel.reset(tiles * groups * mr * A_REC);
-        pack_a(self.ty, self.mode, mr, k, rows.clone(), m, a_row, levels, panel)?;
+        let has_min = pack_a(self.ty, self.mode, mr, k, rows.clone(), m, a_row, levels, panel)?;
+        let micro = if has_min { self.micro } else { self.micro_no_min };
         // The block's outputs, column by column (rows contiguous, as dst stores them).
         let width = cols.len().div_ceil(nr) * nr;
         let height = tiles * mr;
@@ -414,7 +463,7 @@ impl QuantGemm {
                     let a = &panel[(t * groups + g0) * mr * A_REC..(t * groups + g1) * mr * A_REC];
                     // SAFETY: the ISA was checked in `new`; `a` holds (g1 - g0) groups of
                     // mr records, each column g1 - g0 records, `out` mr * nr floats.
-                    unsafe { (self.micro)(a, &bcols[..nr], g1 - g0, &mut out[..mr * nr]) };
+                    unsafe { micro(a, &bcols[..nr], g1 - g0, &mut out[..mr * nr]) };
                     for j in 0..nr {
                         let col = &mut tile[(c0 + j) * height + t * mr..][..mr];
                         for (r, acc) in col.iter_mut().enumerate() {

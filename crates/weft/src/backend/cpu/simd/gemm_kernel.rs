@@ -14,9 +14,11 @@ fn bytes32(rec: &[u8], offset: usize) -> &[u8; 32] {
 }
 
 /// The tile `a` (groups x MR rows of packed records) times `b` (NR columns of packed
-/// groups), over `groups` groups, into `out[r * NR + c]`.
+/// groups), over `groups` groups, into `out[r * NR + c]`. `MIN = false` skips the min term,
+/// for tiles whose `ca` are all zero (q8_0 and most I-quants): one fused add in five of the
+/// sign-trick kernel's vector ops, where the signed kernels are bound by those ops.
 #[inline(always)]
-pub(crate) fn micro<S: Simd, const MR: usize, const NR: usize, const MODE: u8>(
+pub(crate) fn micro<S: Simd, const MR: usize, const NR: usize, const MODE: u8, const MIN: bool>(
     s: S,
     a: &[u8],
     b: &[&[u8]],
@@ -34,7 +36,8 @@ pub(crate) fn micro<S: Simd, const MR: usize, const NR: usize, const MODE: u8>(
                 *v = s.load(bytes32(ar, 32 * k));
             }
             let sa = [s.fload_bytes(bytes32(ar, 256)), s.fload_bytes(bytes32(ar, 288))];
-            let ca = [s.fload_bytes(bytes32(ar, 320)), s.fload_bytes(bytes32(ar, 352))];
+            let ca =
+                if MIN { [s.fload_bytes(bytes32(ar, 320)), s.fload_bytes(bytes32(ar, 352))] } else { [s.fzero(); 2] };
             for (c, frc) in fr.iter_mut().enumerate() {
                 let bc = &b[c][g * B_REC..(g + 1) * B_REC];
                 let mut acc = [s.zero(), s.zero()];
@@ -53,9 +56,10 @@ pub(crate) fn micro<S: Simd, const MR: usize, const NR: usize, const MODE: u8>(
                     let acc_h =
                         if MODE == Mode::OFFSET { s.add_i32(acc_h, s.load(bytes32(bc, 384 + 32 * h))) } else { acc_h };
                     let sb = s.fload_bytes(bytes32(bc, 256 + 32 * h));
-                    let mb = s.fload_bytes(bytes32(bc, 320 + 32 * h));
                     *frc = s.fmadd(s.cvt_i32(acc_h), s.fmul(sa[h], sb), *frc);
-                    *frc = s.fmadd(ca[h], mb, *frc);
+                    if MIN {
+                        *frc = s.fmadd(ca[h], s.fload_bytes(bytes32(bc, 320 + 32 * h)), *frc);
+                    }
                 }
             }
         }

@@ -243,63 +243,33 @@ fn pack_a<'a>(
 
 type MicroFn = unsafe fn(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]);
 
-/// The micro-kernel entry points of one ISA, one per mode.
+/// The micro-kernel entry points of one ISA: one per mode, and the min-free forms of the
+/// signed modes.
 macro_rules! micro_isa {
     ($name:ident, $feat:literal, $token:ty, $mr:literal, $nr:literal) => {
         mod $name {
             use super::*;
             pub(super) const MR: usize = $mr;
             pub(super) const NR: usize = $nr;
-            #[target_feature(enable = $feat)]
-            pub(super) unsafe fn unsigned(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::UNSIGNED }, true>(
-                    <$token>::new_unchecked(),
-                    a,
-                    b,
-                    groups,
-                    out,
-                )
+            macro_rules! entry {
+                ($f:ident, $mode:expr, $min:literal) => {
+                    #[target_feature(enable = $feat)]
+                    pub(super) unsafe fn $f(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
+                        gemm_kernel::micro::<$token, MR, NR, { $mode }, $min>(
+                            <$token>::new_unchecked(),
+                            a,
+                            b,
+                            groups,
+                            out,
+                        )
+                    }
+                };
             }
-            #[target_feature(enable = $feat)]
-            pub(super) unsafe fn offset(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::OFFSET }, true>(
-                    <$token>::new_unchecked(),
-                    a,
-                    b,
-                    groups,
-                    out,
-                )
-            }
-            #[target_feature(enable = $feat)]
-            pub(super) unsafe fn offset_no_min(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::OFFSET }, false>(
-                    <$token>::new_unchecked(),
-                    a,
-                    b,
-                    groups,
-                    out,
-                )
-            }
-            #[target_feature(enable = $feat)]
-            pub(super) unsafe fn signed(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::SIGNED }, true>(
-                    <$token>::new_unchecked(),
-                    a,
-                    b,
-                    groups,
-                    out,
-                )
-            }
-            #[target_feature(enable = $feat)]
-            pub(super) unsafe fn signed_no_min(a: &[u8], b: &[&[u8]], groups: usize, out: &mut [f32]) {
-                gemm_kernel::micro::<$token, MR, NR, { Mode::SIGNED }, false>(
-                    <$token>::new_unchecked(),
-                    a,
-                    b,
-                    groups,
-                    out,
-                )
-            }
+            entry!(unsigned, Mode::UNSIGNED, true);
+            entry!(offset, Mode::OFFSET, true);
+            entry!(offset_no_min, Mode::OFFSET, false);
+            entry!(signed, Mode::SIGNED, true);
+            entry!(signed_no_min, Mode::SIGNED, false);
         }
     };
 }

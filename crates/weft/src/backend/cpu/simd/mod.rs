@@ -51,7 +51,7 @@ impl RowDot {
             ty,
             scalar: entry.scalar,
             simd: (entry.simd)(isa),
-            simd2: table::dot2(ty, isa),
+            simd2: table::dot2(ty, isa).filter(|_| two_rows_pay(ty, isa)),
         })
     }
 
@@ -101,6 +101,16 @@ impl RowDot {
             None => (self.scalar)(x, y),
         }
     }
+}
+
+/// Whether `ty`'s two-row kernel beats two one-row passes on `isa`. On AVX-512 with VNNI,
+/// q8_0's one-row loop (a `vpdpbusd` and a fused add per block) ran faster alone: MUL_MAT
+/// q8_0 4096 x 14336, n = 1, two builds alternating in one process on Zen 4, best 3107 ->
+/// 2712 us and 2457 -> 2169 us with the order swapped (on Zen 2's AVX2 the two-row form
+/// won, 1875-2073 -> 1607-1704 us). q4_0's two-row form measured even with one row there
+/// and stays.
+fn two_rows_pay(ty: Type, isa: Isa) -> bool {
+    !(ty == Type::Q8_0 && isa == Isa::Avx512Vnni)
 }
 
 /// Types with a scalar dot product only (no vector kernel: not on the perf list).

@@ -23,6 +23,13 @@ const BASE_ALIGN: usize = 64;
 /// graphs use (an aligned zeroed heap allocation is written through, committing it all).
 const ANON_MAP_MIN: usize = 1 << 20;
 
+/// From this size on, an anonymous map asks for transparent huge pages (madvise; a hint the
+/// kernel may ignore). Weights are streamed once per token: with 2 MiB pages a 60 MB matrix
+/// needs 30 TLB entries, not 15 000 page walks. MUL_MAT 4096x14336 n=1, old and new build
+/// alternating in one process: 2-5% faster for q8_0, q5_0, q3_K, iq4_xs and f16, same bits.
+/// The cost is commit granularity: a touched byte commits its 2 MiB page.
+const HUGE_PAGE_MIN: usize = 8 << 20;
+
 /// The type of ordinary CPU buffers ("CPU").
 pub struct CpuBufferType;
 
@@ -98,6 +105,9 @@ impl CpuBuffer {
     pub fn new(size: usize) -> Result<CpuBuffer> {
         if size >= ANON_MAP_MIN {
             if let Ok(mut map) = MmapOptions::new().len(size).map_anon() {
+                if size >= HUGE_PAGE_MIN {
+                    let _ = map.advise(memmap2::Advice::HugePage);
+                }
                 // Page-aligned, zero-filled.
                 return Ok(CpuBuffer::with_backing(map.as_mut_ptr(), size, Backing::Anon(map)));
             }

@@ -6,6 +6,7 @@
 
 use super::iq2::q8;
 use super::ops::Simd;
+use super::prefetch;
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::{BlockIq1M, BlockIq1S, BlockQ8K};
 
@@ -16,7 +17,7 @@ const DELTA: f32 = 0.125;
 pub(crate) fn iq1_s<S: Simd>(s: S, x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
     let mut accum = s.fzero();
     let mut accum1 = 0f32;
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let mut sumi = s.zero();
         let mut sumi1 = 0i32;
         for ib in 0..8 {
@@ -73,7 +74,7 @@ pub(crate) fn iq1_m<S: Simd>(s: S, x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
     let mone = s.splat_i16(1);
     let ones = s.splat_i8(1);
     let (mut accum1, mut accum2) = (s.fzero(), s.fzero());
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let sc: [u16; 4] = std::array::from_fn(|i| u16::from_le_bytes([bx.scales[2 * i], bx.scales[2 * i + 1]]));
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for ib in 0..8 {

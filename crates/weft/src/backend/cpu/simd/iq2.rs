@@ -5,6 +5,7 @@
 
 use super::kquants::SHUF_K4;
 use super::ops::{arr, bytes_of, Simd};
+use super::prefetch;
 use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2XS};
 use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
 
@@ -84,7 +85,7 @@ macro_rules! sum_blocks {
     ($s:expr, $x:expr, $y:expr, |$bx:ident, $by:ident| $pre:stmt; |$ib32:ident| $sub:expr) => {{
         let s = $s;
         let mut accumf = s.fzero();
-        for ($bx, $by) in $x.iter().zip($y) {
+        for ($bx, $by) in super::prefetch::ahead(s, $x).zip($y) {
             $pre
             let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
             for pair in 0..4 {
@@ -178,7 +179,7 @@ fn iq2_xs_quad<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize) -> [S::
 #[inline(always)]
 pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
     let mut accumf = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let scales = odd_scales_16(s, &bx.scales);
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for quad in 0..2 {

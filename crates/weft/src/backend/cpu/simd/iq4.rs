@@ -5,6 +5,7 @@
 
 use super::iq2::q8;
 use super::ops::{arr, bytes_of, Simd};
+use super::prefetch;
 use crate::types::quant::grids::KVALUES_IQ4NL;
 use crate::types::quant::{BlockIq4Nl, BlockIq4Xs, BlockQ8K, BlockQ8_0};
 
@@ -17,6 +18,8 @@ pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
     let pairs = x.len() / 2;
     for i in 0..pairs {
         let (x0, x1, y0, y1) = (&x[2 * i], &x[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
+        // 36 bytes a step: one request each covers every line.
+        prefetch::block(s, x0);
         let p1 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x0.qs)), s.load(bytes_of(&y0.qs)));
         let p2 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x1.qs)), s.load(bytes_of(&y1.qs)));
         acc1 = s.fmadd(s.fsplat(s.f16(y0.d.bits()) * s.f16(x0.d.bits())), s.cvt_i32(p1), acc1);
@@ -39,7 +42,7 @@ pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
 pub(crate) fn iq4_xs<S: Simd>(s: S, x: &[BlockIq4Xs], y: &[BlockQ8K]) -> f32 {
     let values = s.load_dup(bytes_of(&KVALUES_IQ4NL));
     let mut accum = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let mut sh = bx.scales_h.get();
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for pair in 0..4 {

@@ -5,6 +5,7 @@
 //! float operation is ggml's, in ggml's order, so results match ggml's x86 build bit for bit.
 
 use super::ops::{arr, bytes_of, Simd};
+use super::prefetch;
 use crate::types::quant::{BlockQ2K, BlockQ3K, BlockQ4K, BlockQ5K, BlockQ6K, BlockQ8K};
 
 /// Byte shuffles that spread i16 scale `i` of a half over a whole half (ggml's
@@ -66,7 +67,7 @@ pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
     let m3 = s.splat_i8(3);
     let m4 = s.splat_i8(0xf);
     let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
         let dmin = -by.d.get() * s.f16(bx.dmin.bits());
 
@@ -100,7 +101,7 @@ pub(crate) fn q3_k<S: Simd>(s: S, x: &[BlockQ3K], y: &[BlockQ8K]) -> f32 {
     let m3 = s.splat_i8(3);
     let mone = s.splat_i8(1);
     let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
 
         let aux: [u32; 3] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.scales, 4 * i)));
@@ -180,7 +181,7 @@ pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
     let mut acc = s.fzero();
     // Lanes 0..4 only (4..8 stay zero).
     let mut acc_m = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
         let dmin = -by.d.get() * s.f16(bx.dmin.bits());
         let words = k4_scales_mins(&bx.scales);
@@ -212,7 +213,7 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
     let mone = s.splat_i8(1);
     let mut acc = s.fzero();
     let mut summs = 0f32;
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
         let dmin = -by.d.get() * s.f16(bx.dmin.bits());
         let words = k4_scales_mins(&bx.scales);
@@ -253,7 +254,7 @@ pub(crate) fn q6_k<S: Simd>(s: S, x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
     let m4 = s.splat_i8(0xf);
     let m32s = s.splat_i8(32);
     let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = by.d.get() * s.f16(bx.d.bits());
         let scales = s.load_dup(bytes_of(&bx.scales));
         let mut sumi = s.zero();

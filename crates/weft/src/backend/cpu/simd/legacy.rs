@@ -4,6 +4,7 @@
 //! `hsum` at the end, so the results are ggml's x86 results bit for bit.
 
 use super::ops::{bytes_of, Simd};
+use super::prefetch;
 use crate::types::quant::{BlockQ4_0, BlockQ4_1, BlockQ5_0, BlockQ5_1, BlockQ8_0, BlockQ8_1};
 
 /// ggml's `mul_sum_i8_pairs_float`: signed bytes times signed bytes, 8 f32 partial sums.
@@ -21,7 +22,7 @@ fn mul_sum_u8<S: Simd>(s: S, x: S::V, y: S::V) -> S::F {
 #[inline(always)]
 pub(crate) fn q4_0<S: Simd>(s: S, x: &[BlockQ4_0], y: &[BlockQ8_0]) -> f32 {
     let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = s.fsplat(s.f16(bx.d.bits()) * s.f16(by.d.bits()));
         let qx = s.sub_i8(s.nibbles(&bx.qs), s.splat_i8(8));
         let q = mul_sum_i8(s, qx, s.load(bytes_of(&by.qs)));
@@ -49,6 +50,7 @@ pub(crate) fn q4_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_0]; R], y: 
         let corr = s.dot4(eight, qy);
         for r in 0..R {
             let bx = &x[r][i];
+            prefetch::block(s, bx);
             let d = s.fsplat(s.f16(bx.d.bits()) * dy);
             let sum = s.sub_i32(s.dot4(s.nibbles(&bx.qs), qy), corr);
             acc[r] = s.fmadd(d, s.cvt_i32(sum), acc[r]);
@@ -61,7 +63,7 @@ pub(crate) fn q4_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_0]; R], y: 
 pub(crate) fn q4_1<S: Simd>(s: S, x: &[BlockQ4_1], y: &[BlockQ8_1]) -> f32 {
     let mut acc = s.fzero();
     let mut summs = 0f32;
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let (d0, d1) = (s.f16(bx.d.bits()), s.f16(by.d.bits()));
         summs += s.f16(bx.m.bits()) * s.f16(by.s.bits());
         let xy = mul_sum_u8(s, s.nibbles(&bx.qs), s.load(bytes_of(&by.qs)));
@@ -73,7 +75,7 @@ pub(crate) fn q4_1<S: Simd>(s: S, x: &[BlockQ4_1], y: &[BlockQ8_1]) -> f32 {
 #[inline(always)]
 pub(crate) fn q5_0<S: Simd>(s: S, x: &[BlockQ5_0], y: &[BlockQ8_0]) -> f32 {
     let mut acc = s.fzero();
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let d = s.fsplat(s.f16(bx.d.bits()) * s.f16(by.d.bits()));
         // Where the fifth bit is clear, 0xf0 makes the byte q - 16.
         let hi = s.andnot(s.bits_to_bytes(u32::from_le_bytes(bx.qh)), s.splat_i8(0xf0u8 as i8));
@@ -88,7 +90,7 @@ pub(crate) fn q5_0<S: Simd>(s: S, x: &[BlockQ5_0], y: &[BlockQ8_0]) -> f32 {
 pub(crate) fn q5_1<S: Simd>(s: S, x: &[BlockQ5_1], y: &[BlockQ8_1]) -> f32 {
     let mut acc = s.fzero();
     let mut summs = 0f32;
-    for (bx, by) in x.iter().zip(y) {
+    for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let dx = s.f16(bx.d.bits());
         summs += s.f16(bx.m.bits()) * s.f16(by.s.bits());
         let hi = s.and(s.bits_to_bytes(u32::from_le_bytes(bx.qh)), s.splat_i8(0x10));
@@ -115,6 +117,7 @@ pub(crate) fn q8_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ8_0]; R], y: 
         let (qy, dy) = (s.load(bytes_of(&by.qs)), s.f16(by.d.bits()));
         for r in 0..R {
             let bx = &x[r][i];
+            prefetch::block(s, bx);
             let d = s.fsplat(s.f16(bx.d.bits()) * dy);
             acc[r] = s.fmadd(d, mul_sum_i8(s, s.load(bytes_of(&bx.qs)), qy), acc[r]);
         }

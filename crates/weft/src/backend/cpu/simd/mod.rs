@@ -24,6 +24,7 @@ mod legacy;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub(crate) mod ops;
+mod prefetch;
 mod q8;
 mod table;
 #[cfg(target_arch = "x86_64")]

@@ -121,6 +121,11 @@ pub(crate) trait Simd: Copy {
     /// The sum of the 8 i32 lanes (wrapping).
     fn hsum_i32(self, v: Self::V) -> i32;
 
+    /// Ask for the cache line at `p` (`prefetcht0`); a hint that never faults, so `p` may
+    /// point anywhere. A no-op where the ISA's form is not wired up.
+    #[inline(always)]
+    fn prefetch(self, _p: *const u8) {}
+
     // ---- shared compositions ----------------------------------------------------------------
 
     /// ggml's `GGML_FP16_TO_FP32` as its x86 build does it: a lookup in a table of all

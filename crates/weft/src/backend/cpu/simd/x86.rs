@@ -56,6 +56,11 @@ macro_rules! avx2_ops {
             }
         }
         #[inline(always)]
+        fn prefetch(self, p: *const u8) {
+            // SAFETY: a prefetch reads nothing architecturally and never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
+        }
+        #[inline(always)]
         fn store(self, v: __m256i, out: &mut [u8; 32]) {
             unsafe { _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, v) }
         }

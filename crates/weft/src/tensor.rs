@@ -220,10 +220,21 @@ impl Tensor {
     /// The memory this tensor lives in: its own for allocated tensors, the base tensor's
     /// plus `view_offs` for views (ggml_backend_view_init), None while unallocated.
     pub fn storage(&self) -> Option<Storage> {
-        match &self.0.view_src {
-            Some(base) => base.storage().map(|s| Storage { buffer: s.buffer, offset: s.offset + self.0.view_offs }),
-            None => self.state().storage.clone(),
+        self.with_storage(|buffer, offset| Storage { buffer: buffer.clone(), offset })
+    }
+
+    /// `f` on [`Tensor::storage`]'s buffer and offset without cloning the buffer's handle:
+    /// kernels ask for every node's tensors on every compute, and the clone and drop are two
+    /// atomic read-modify-writes each time. `f` runs under this tensor's state lock, so it
+    /// must not touch the tensor itself.
+    pub fn with_storage<R>(&self, f: impl FnOnce(&Arc<dyn Buffer>, usize) -> R) -> Option<R> {
+        // A view's memory is its base's (a view of a view adds both offsets).
+        let (mut t, mut offs) = (self, 0);
+        while let Some(base) = &t.0.view_src {
+            offs += t.0.view_offs;
+            t = base;
         }
+        t.state().storage.as_ref().map(|s| f(&s.buffer, s.offset + offs))
     }
     pub fn is_allocated(&self) -> bool {
         self.storage().is_some()

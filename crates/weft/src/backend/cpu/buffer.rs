@@ -201,6 +201,10 @@ impl Buffer for CpuBuffer {
     fn size(&self) -> usize {
         self.size
     }
+    fn is_host(&self) -> bool {
+        // Both CPU buffer types are host memory (skips buffer_type's lock and Arc per node).
+        true
+    }
     fn host_ptr(&self) -> Option<*mut u8> {
         let p = self.ptr.load(Ordering::Acquire);
         (!p.is_null()).then_some(p)

@@ -256,14 +256,15 @@ impl Backend for CpuBackend {
 /// Every tensor a CPU kernel touches must live in host memory.
 fn check_host(node: &Tensor) -> Result<()> {
     for t in std::iter::once(node).chain(node.srcs().iter().flatten()) {
-        match t.storage() {
-            Some(s) if s.buffer.is_host() => {}
-            Some(s) => {
+        // (The buffer's name only where it is not host memory: this runs for every node.)
+        match t.with_storage(|buffer, _| (!buffer.is_host()).then(|| buffer.name())) {
+            Some(None) => {}
+            Some(Some(name)) => {
                 return Err(Error::invalid(format!(
                     "CPU: tensor '{}' of node '{}' lives in buffer '{}', which is not host memory",
                     t.label(),
                     node.label(),
-                    s.buffer.name()
+                    name
                 )))
             }
             None => {

@@ -22,14 +22,20 @@ unsafe impl Sync for TData {}
 
 impl TData {
     pub fn of(t: &Tensor) -> Result<TData> {
-        let s = t.storage().ok_or_else(|| Error::invalid(format!("tensor '{}' is not allocated", t.label())))?;
-        let base = s.buffer.host_ptr().ok_or_else(|| {
-            let why =
-                if s.buffer.is_released() { "a released (disposed) buffer" } else { "memory the CPU cannot address" };
-            Error::invalid(format!("tensor '{}' lives in {why}", t.label()))
-        })?;
+        let (base, offset) = t
+            .with_storage(|buffer, offset| {
+                buffer.host_ptr().map(|p| (p, offset)).ok_or_else(|| {
+                    if buffer.is_released() {
+                        "a released (disposed) buffer"
+                    } else {
+                        "memory the CPU cannot address"
+                    }
+                })
+            })
+            .ok_or_else(|| Error::invalid(format!("tensor '{}' is not allocated", t.label())))?
+            .map_err(|why| Error::invalid(format!("tensor '{}' lives in {why}", t.label())))?;
         // SAFETY: the storage offset was checked against the buffer size when bound.
-        let ptr = unsafe { base.add(s.offset) };
+        let ptr = unsafe { base.add(offset) };
         Ok(TData { ptr, ty: t.ty(), ne: t.ne(), nb: t.nb() })
     }
 

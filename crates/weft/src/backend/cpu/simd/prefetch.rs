@@ -19,7 +19,7 @@
 use super::ops::Simd;
 
 /// How far ahead of the block being read its kernel asks for the weights.
-pub(super) const AHEAD: usize = 4096;
+const AHEAD: usize = 4096;
 
 /// Ask for the cache lines of the `size_of::<B>()` bytes `AHEAD` bytes past `block` (one
 /// request per 64 bytes; blocks smaller than a line ask for one).

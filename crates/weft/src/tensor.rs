@@ -237,7 +237,7 @@ impl Tensor {
         t.state().storage.as_ref().map(|s| f(&s.buffer, s.offset + offs))
     }
     pub fn is_allocated(&self) -> bool {
-        self.storage().is_some()
+        self.with_storage(|_, _| ()).is_some()
     }
 
     /// Bind this tensor to `buffer` at `offset` (ggml_backend_tensor_alloc). Checks that the

@@ -171,22 +171,21 @@ impl BusyGuard {
     fn acquire<'a>(tensors: impl IntoIterator<Item = &'a Tensor>, hold: Hold) -> Result<BusyGuard> {
         let mut guard = BusyGuard { buffers: Vec::new(), hold };
         for t in tensors {
-            let Some(s) = t.storage() else { continue };
-            if guard.buffers.iter().any(|b| Arc::ptr_eq(b, &s.buffer)) {
-                continue;
-            }
-            let state = s.buffer.state();
+            // A handle only for a buffer not held yet (every node's tensors come by here).
+            let held = |b: &Arc<dyn Buffer>| guard.buffers.iter().any(|g| Arc::ptr_eq(g, b));
+            let Some(Some(buffer)) = t.with_storage(|b, _| (!held(b)).then(|| b.clone())) else { continue };
+            let state = buffer.state();
             let taken = if hold == Hold::Exclusive { state.try_acquire() } else { state.try_acquire_read() };
             if let Err(holder) = taken {
                 // Dropping `guard` releases what was taken so far.
                 let what = if hold == Hold::Exclusive { "compute" } else { "read" };
                 return Err(Error::busy(format!(
                     "{what}: buffer '{}' holding tensor '{}' is {holder}; await it first",
-                    s.buffer.name(),
+                    buffer.name(),
                     t.label()
                 )));
             }
-            guard.buffers.push(s.buffer);
+            guard.buffers.push(buffer);
         }
         Ok(guard)
     }

@@ -10,7 +10,7 @@ use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, KSIGNS_IQ2X
 use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
 
 /// ggml's `keven_signs_q2xs`: 7 stored sign bits (plus the even-parity eighth) as 8 bytes
-/// of +1 / -1, to multiply activations with `sign_i8`.
+/// of +1 / -1, to multiply activations with `sign_i8` (`Simd::apply_even_signs`'s portable form).
 pub(super) static KEVEN_SIGNS: [u64; 128] = {
     let mut t = [0u64; 128];
     let mut i = 0;
@@ -30,19 +30,6 @@ pub(super) static KEVEN_SIGNS: [u64; 128] = {
 #[inline(always)]
 pub(super) fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
     s.load(arr(bytes_of(&y.qs), 32 * c))
-}
-
-/// Four sign rows of [`KEVEN_SIGNS`] from 7-bit fields 0, 7, 14, 21 of `w`.
-#[inline(always)]
-pub(super) fn even_signs<S: Simd>(s: S, w: u32) -> S::V {
-    s.set_u64(std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]))
-}
-
-/// Activations negated where bit i of `bits` is set (byte i), ggml's `(s ^ q8) - s`.
-#[inline(always)]
-pub(super) fn apply_sign_bits<S: Simd>(s: S, q8: S::V, bits: u32) -> S::V {
-    let m = s.bits_to_bytes(bits);
-    s.sub_i8(s.xor(m, q8), m)
 }
 
 /// Per-16 scales `2 * nibble + 1` of 8 scale bytes as i16: low nibbles (first halves of
@@ -67,7 +54,7 @@ fn iq2_xxs_group<S: Simd>(s: S, x: &BlockIq2Xxs, y: &BlockQ8K, ib32: usize) -> S
     let grid = &x.qs[base..base + 4];
     let signs = u32::from_le_bytes(*arr(&x.qs, base + 4));
     let q2 = s.set_u64(std::array::from_fn(|k| IQ2XXS_GRID[grid[k] as usize]));
-    let dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), even_signs(s, signs)));
+    let dot = s.maddubs(q2, s.apply_even_signs(q8(s, y, ib32), signs));
     let ls = (signs >> 28) as i16;
     s.madd_i16(dot, s.splat_i16(2 * ls + 1))
 }
@@ -210,7 +197,7 @@ fn iq2_s_dot<S: Simd>(s: S, x: &BlockIq2S, y: &BlockQ8K, ib32: usize) -> S::V {
     let qh = x.qh[ib32] as usize;
     let q2 = s.set_u64(std::array::from_fn(|k| IQ2S_GRID[qs[k] as usize | ((qh << (8 - 2 * k)) & 0x300)]));
     let sign_bits = u32::from_le_bytes(*arr(&x.qs, 32 + 4 * ib32));
-    s.maddubs(q2, apply_sign_bits(s, q8(s, y, ib32), sign_bits))
+    s.maddubs(q2, s.neg_where(q8(s, y, ib32), sign_bits))
 }
 
 #[inline(always)]

@@ -155,6 +155,24 @@ pub(crate) trait Simd: Copy {
         (r[0] + r[2]) + (r[1] + r[3])
     }
 
+    /// `x` with byte i negated where bit i of `bits` is set: ggml's `(s ^ x) - s` with
+    /// `s = bytes_from_bits_32(bits)`.
+    #[inline(always)]
+    fn neg_where(self, x: Self::V, bits: u32) -> Self::V {
+        let m = self.bits_to_bytes(bits);
+        self.sub_i8(self.xor(m, x), m)
+    }
+
+    /// `x` signed by iq2_xxs / iq3_xxs sign fields: the 7-bit fields 0, 7, 14, 21 of `w`
+    /// (higher bits ignored), field k for bytes 8k..8k+8, byte j < 7 negated where bit j is
+    /// set and byte 7 where the field has an odd number of set bits (the implied eighth sign
+    /// that makes the count even). ggml's form: `sign_i8` by four rows of `keven_signs_q2xs`.
+    #[inline(always)]
+    fn apply_even_signs(self, x: Self::V, w: u32) -> Self::V {
+        let rows = std::array::from_fn(|k| super::iq2::KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]);
+        self.sign_i8(x, self.set_u64(rows))
+    }
+
     /// ggml's `bytes_from_bits_32`: byte i = 0xff where bit i of `bits` is set, else 0.
     #[inline(always)]
     fn bits_to_bytes(self, bits: u32) -> Self::V {

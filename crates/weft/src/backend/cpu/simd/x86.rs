@@ -155,6 +155,28 @@ macro_rules! avx2_ops {
         fn cmpeq_i8(self, a: __m256i, b: __m256i) -> __m256i {
             unsafe { _mm256_cmpeq_epi8(a, b) }
         }
+        /// In registers instead of four table rows (four loads, three inserts and eleven
+        /// scalar instructions to cut out the fields): iq3_xxs 17-19% faster on Zen 4,
+        /// iq2_xxs even. Signs made as a mask in scalar code instead (AVX-512's masked
+        /// subtraction) made iq2_xxs 9% slower: its scalar side is the busier one.
+        #[inline(always)]
+        fn apply_even_signs(self, x: __m256i, w: u32) -> __m256i {
+            unsafe {
+                // 64-bit lane k starts with field k (its eighth bit is the next field's first).
+                let fields = _mm256_srlv_epi64(_mm256_set1_epi32(w as i32), _mm256_setr_epi64x(0, 7, 14, 21));
+                // That byte in all 8 bytes of the lane; byte j keeps bit j (j < 7), byte 7 none.
+                let lane_byte0 = _mm256_setr_epi64x(0, 0x0808_0808_0808_0808, 0, 0x0808_0808_0808_0808);
+                let spread = _mm256_shuffle_epi8(fields, lane_byte0);
+                let bits = _mm256_and_si256(spread, _mm256_set1_epi64x(0x0040_2010_0804_0201));
+                // 0xff where the bit is set; never at byte 7 (0 is not 0xff).
+                let set = _mm256_cmpeq_epi8(bits, _mm256_set1_epi64x(0xff40_2010_0804_0201_u64 as i64));
+                // The eighth sign is the lane's parity: its bytes sum to 255 * (bits set), odd
+                // exactly when the count is; bit 0 of that sum, moved to bit 63, is byte 7's sign.
+                let odd = _mm256_slli_epi64::<63>(_mm256_sad_epu8(set, _mm256_setzero_si256()));
+                // +1 in every byte without a sign, so that sign_i8 keeps those activations.
+                _mm256_sign_epi8(x, _mm256_or_si256(_mm256_or_si256(set, odd), _mm256_set1_epi8(1)))
+            }
+        }
         #[inline(always)]
         fn sign_i8(self, a: __m256i, b: __m256i) -> __m256i {
             unsafe { _mm256_sign_epi8(a, b) }
@@ -288,5 +310,11 @@ impl Simd for Avx512 {
     #[inline(always)]
     fn dot4_acc(self, acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
         unsafe { _mm256_dpbusd_epi32(acc, u, s) }
+    }
+    /// One masked subtraction (AVX-512BW/VL) instead of spreading the bits to bytes and
+    /// two more: iq2_s 11-12% faster on Zen 4, iq3_s 4%.
+    #[inline(always)]
+    fn neg_where(self, x: __m256i, bits: u32) -> __m256i {
+        unsafe { _mm256_mask_sub_epi8(x, bits, _mm256_setzero_si256(), x) }
     }
 }

@@ -2,7 +2,7 @@
 //! kernels compute them (4-byte grid rows, signs applied to the activations, odd scales per
 //! 32 elements; bit-identical floats).
 
-use super::iq2::{q8, sum_blocks};
+use super::iq2::{odd_scaled, odd_scaled_loaded, q8, sum_blocks};
 use super::ops::{arr, Simd};
 use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
@@ -14,38 +14,12 @@ fn iq3_xxs_sub<S: Simd>(s: S, x: &BlockIq3Xxs, y: &BlockQ8K, ib32: usize) -> S::
     // Signs and scale of this sub-block: a u32 after the 64 grid indices.
     let aux = u32::from_le_bytes(*arr(&x.qs, 64 + 4 * ib32));
     let dot = s.maddubs(q2, s.apply_even_signs(q8(s, y, ib32), aux));
-    let ls = (aux >> 28) as i16;
-    s.madd_i16(dot, s.splat_i16(2 * ls + 1))
+    odd_scaled(s, dot, aux >> 28)
 }
 
 #[inline(always)]
 pub(crate) fn iq3_xxs<S: Simd>(s: S, x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
     0.25 * sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_xxs_sub(s, bx, by, ib32))
-}
-
-/// `2 * ls + 1` in every i16 lane, for each 4-bit ls: one vector load per sub-block where
-/// splatting the computed scale moves it from a general register into a vector (two
-/// instructions more). iq3_s: 6% faster on Zen 4 (AVX-512). iq2_xxs and iq3_xxs keep the
-/// splat: LLVM scheduled iq2_xxs's unrolled loop differently with the load and it ran 18%
-/// slower; iq3_xxs did not move.
-static ODD_SCALE_SPLATS: [[u8; 32]; 16] = {
-    let mut t = [[0u8; 32]; 16];
-    let mut ls = 0;
-    while ls < 16 {
-        let mut i = 0;
-        while i < 16 {
-            t[ls][2 * i] = (2 * ls + 1) as u8;
-            i += 1;
-        }
-        ls += 1;
-    }
-    t
-};
-
-/// `dot`'s i16 lanes weighted by the odd scale `2 * ls + 1` of a 4-bit `ls` (i32 sums of pairs).
-#[inline(always)]
-fn odd_scale<S: Simd>(s: S, dot: S::V, ls: u32) -> S::V {
-    s.madd_i16(dot, s.load(&ODD_SCALE_SPLATS[(ls & 15) as usize]))
 }
 
 #[inline(always)]
@@ -56,7 +30,7 @@ fn iq3_s_sub<S: Simd>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: usize) -> S::V {
     let sign_bits = u32::from_le_bytes(*arr(&x.signs, 4 * ib32));
     let dot = s.maddubs(q2, s.neg_where(q8(s, y, ib32), sign_bits));
     let sc = x.scales[ib32 / 2];
-    odd_scale(s, dot, if ib32.is_multiple_of(2) { sc & 0xf } else { sc >> 4 } as u32)
+    odd_scaled_loaded(s, dot, if ib32.is_multiple_of(2) { sc & 0xf } else { sc >> 4 } as u32)
 }
 
 #[inline(always)]

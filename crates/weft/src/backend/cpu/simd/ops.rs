@@ -16,6 +16,8 @@
 //! `core::core_arch::x86::*` is the check. Use loops, `#[inline(always)]` functions or
 //! macros; closures of scalar code (table lookups for `set_u64`) are fine.
 
+use crate::types::quant::grids::KSIGNS_IQ2XS;
+
 /// One ISA's vector operations. `V` holds 32 bytes, read as 32 `i8`/`u8`, 16 `i16` or 8
 /// `i32` lanes depending on the operation; `F` holds 8 `f32`. "Half" means one 128-bit half
 /// of a `V` (bytes 0..16 or 16..32): shuffles act within halves, as on AVX2.
@@ -169,7 +171,7 @@ pub(crate) trait Simd: Copy {
     /// that makes the count even). ggml's form: `sign_i8` by four rows of `keven_signs_q2xs`.
     #[inline(always)]
     fn apply_even_signs(self, x: Self::V, w: u32) -> Self::V {
-        let rows = std::array::from_fn(|k| super::iq2::KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]);
+        let rows = std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]);
         self.sign_i8(x, self.set_u64(rows))
     }
 
@@ -194,6 +196,24 @@ pub(crate) trait Simd: Copy {
         self.maddubs(self.sign_i8(x, x), self.sign_i8(y, x))
     }
 }
+
+/// ggml's `keven_signs_q2xs`: 7 stored sign bits (plus the even-parity eighth) as 8 bytes
+/// of +1 / -1, to multiply activations with `sign_i8` (`Simd::apply_even_signs`'s
+/// portable form).
+static KEVEN_SIGNS: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut i = 0;
+    while i < 128 {
+        let mut e = 0;
+        while e < 8 {
+            let byte: u64 = if (KSIGNS_IQ2XS[i] >> e) & 1 == 1 { 0xff } else { 0x01 };
+            t[i] |= byte << (8 * e);
+            e += 1;
+        }
+        i += 1;
+    }
+    t
+};
 
 /// The f32 bits of every f16 (ggml's `ggml_table_f32_f16`, built at compile time). A scale
 /// per block is converted in every dot product: F16C's `vcvtph2ps` needs the half moved into

@@ -22,18 +22,16 @@ unsafe impl Sync for TData {}
 
 impl TData {
     pub fn of(t: &Tensor) -> Result<TData> {
-        let (base, offset) = t
-            .with_storage(|buffer, offset| {
-                buffer.host_ptr().map(|p| (p, offset)).ok_or_else(|| {
-                    if buffer.is_released() {
-                        "a released (disposed) buffer"
-                    } else {
-                        "memory the CPU cannot address"
-                    }
-                })
-            })
-            .ok_or_else(|| Error::invalid(format!("tensor '{}' is not allocated", t.label())))?
-            .map_err(|why| Error::invalid(format!("tensor '{}' lives in {why}", t.label())))?;
+        let found = t.with_storage(|buffer, offset| match buffer.host_ptr() {
+            Some(base) => Ok((base, offset)),
+            None if buffer.is_released() => Err("a released (disposed) buffer"),
+            None => Err("memory the CPU cannot address"),
+        });
+        let (base, offset) = match found {
+            Some(Ok(at)) => at,
+            Some(Err(why)) => return Err(Error::invalid(format!("tensor '{}' lives in {why}", t.label()))),
+            None => return Err(Error::invalid(format!("tensor '{}' is not allocated", t.label()))),
+        };
         // SAFETY: the storage offset was checked against the buffer size when bound.
         let ptr = unsafe { base.add(offset) };
         Ok(TData { ptr, ty: t.ty(), ne: t.ne(), nb: t.nb() })

@@ -1,5 +1,5 @@
 //! MUL_MAT of f32, f16 and bf16 `a` (rows packed, as ggml asserts), read where it lies: no
-//! copy of the weights. b is first rounded to a's type (ggml's vec_dot type: f16 for f16 a,
+//! copy of the whole weight matrix. b is first rounded to a's type (ggml's vec_dot type: f16 for f16 a,
 //! bf16 for bf16 a), once per compute.
 //!
 //! - Few columns (b rows < [`GEMM_MIN_N`]): SIMD dot products, four a rows against one b row
@@ -11,21 +11,22 @@
 //!   NEON chosen at run time), each task one single-threaded call on a block of the output:
 //!   `gemm`'s own threading did not scale to two threads at 512^3 here, splitting the output
 //!   ourselves did. Blocks depend on the shapes only, so results do not depend on the
-//!   thread count. f16 / bf16 a is widened block by block (a few MB of a rows times 1024 k)
-//!   into a per-task buffer and accumulated over k blocks.
+//!   thread count. a is widened and transposed block by block (at most 512 rows times 1024
+//!   k, 2 MiB) into a per-task buffer in the column-major order `gemm` reads, and the calls
+//!   accumulate over k blocks ([`widen_transposed`] says why `gemm` is not left to gather it).
 //!
 //! Sums run in f32 in another order than ggml's (lanes, then a tree; gemm's k blocking), so
 //! results agree with ggml's to rounding, not bit for bit.
 
 use super::SyncPtr;
-use crate::backend::cpu::float_simd::{kernels, Elem};
+use crate::backend::cpu::float_simd::{kernels, Elem, Kernels};
 use crate::backend::cpu::kernel::Cx;
 use crate::backend::cpu::tdata::TData;
 use crate::Result;
 
 /// From this many b rows (per a matrix) on, the packed GEMM beats the row dots.
 pub const GEMM_MIN_N: usize = 8;
-/// k elements of a widened per GEMM step (f16 / bf16 a).
+/// k elements of a widened per GEMM step.
 const K_BLOCK: usize = 1024;
 
 /// b's rows in a given element type, either b itself (already that type, rows packed) or a
@@ -218,20 +219,21 @@ fn gemm_blocks(p: &Problem, brows: &BRows, b: &TData, cx: &Cx) {
                 let bt = b0.add(i1 * ldb) as *const f32;
                 let dst = p.dst(i0, i1, i2, i3);
                 let a_rows = p.a_matrix(i2, i3).add(i0 * p.a.nb[1]);
-                if p.elem == Elem::F32 && p.a.nb[1].is_multiple_of(4) {
-                    gemm_f32(mb, nb, p.k, dst, ldd, false, a_rows as *const f32, p.a.nb[1] / 4, bt, ldb / 4);
-                    continue;
-                }
                 let kb_len = K_BLOCK.min(p.k);
                 wide.resize(mb * kb_len, 0.0);
                 let mut kb = 0;
                 while kb < p.k {
                     let kl = (p.k - kb).min(kb_len);
-                    for r in 0..mb {
-                        let src = a_rows.add(r * p.a.nb[1] + kb * p.elem.size());
-                        kern.to_f32(p.elem, src, wide.as_mut_ptr().add(r * kl), kl);
-                    }
-                    gemm_f32(mb, nb, kl, dst, ldd, kb > 0, wide.as_ptr(), kl, bt.add(kb), ldb / 4);
+                    widen_transposed(
+                        kern,
+                        p.elem,
+                        a_rows.add(kb * p.elem.size()),
+                        p.a.nb[1],
+                        mb,
+                        kl,
+                        wide.as_mut_ptr(),
+                    );
+                    gemm_f32(mb, nb, kl, dst, ldd, kb > 0, wide.as_ptr(), bt.add(kb), ldb / 4);
                     kb += kl;
                 }
             }
@@ -239,8 +241,53 @@ fn gemm_blocks(p: &Problem, brows: &BRows, b: &TData, cx: &Cx) {
     });
 }
 
-/// dst[i + j * ldd] (+)= sum_kk a[i * lda + kk] * b[j * ldb + kk] for i < m, j < n: one
-/// single-threaded `gemm` call (strides in elements).
+/// Rows of a (`rows` rows, `lda` bytes apart, `k` elements of `elem` from `src`) as f32 in
+/// column-major order, `dst[kk * rows + r]`: the layout `gemm` reads its left operand in.
+/// Given a's rows as they lie, `gemm` gathers that layout itself one element at a time,
+/// walking down 64 rows per k step; with a power-of-two k those rows (2 KiB apart at k = 512)
+/// fall into two L1 sets, so nearly every gathered element missed L1 (17% of a 512^3 MUL_MAT
+/// in `perf`). Here each row's elements are read a tile at a time, whole cache lines, and
+/// the tile is written out column by column.
+///
+/// # Safety
+/// `src` holds the rows as described, `dst` is writable for `rows * k` f32.
+unsafe fn widen_transposed(
+    kern: &Kernels,
+    elem: Elem,
+    src: *const u8,
+    lda: usize,
+    rows: usize,
+    k: usize,
+    dst: *mut f32,
+) {
+    const TR: usize = 16;
+    const TK: usize = 64;
+    let mut tile = [[0f32; TK]; TR];
+    for r0 in (0..rows).step_by(TR) {
+        let rn = (rows - r0).min(TR);
+        for c0 in (0..k).step_by(TK) {
+            let cn = (k - c0).min(TK);
+            for (i, t) in tile[..rn].iter_mut().enumerate() {
+                let row = src.add((r0 + i) * lda + c0 * elem.size());
+                match elem {
+                    // (a view's rows need not be 4-byte aligned)
+                    Elem::F32 => std::ptr::copy_nonoverlapping(row, t.as_mut_ptr() as *mut u8, 4 * cn),
+                    _ => kern.to_f32(elem, row, t.as_mut_ptr(), cn),
+                }
+            }
+            for c in 0..cn {
+                let out = dst.add((c0 + c) * rows + r0);
+                for (i, t) in tile[..rn].iter().enumerate() {
+                    *out.add(i) = t[c];
+                }
+            }
+        }
+    }
+}
+
+/// dst[i + j * ldd] (+)= sum_kk a[kk * m + i] * b[j * ldb + kk] for i < m, j < n: one
+/// single-threaded `gemm` call (strides in elements), a column-major as
+/// [`widen_transposed`] writes it.
 ///
 /// # Safety
 /// Every index above is inside its buffer; dst's block is not shared with another thread.
@@ -253,7 +300,6 @@ unsafe fn gemm_f32(
     ldd: usize,
     accumulate: bool,
     a: *const f32,
-    lda: usize,
     b: *const f32,
     ldb: usize,
 ) {
@@ -266,8 +312,8 @@ unsafe fn gemm_f32(
         1,
         accumulate,
         a,
+        m as isize,
         1,
-        lda as isize,
         b,
         ldb as isize,
         1,

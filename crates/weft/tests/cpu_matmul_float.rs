@@ -1,5 +1,5 @@
-//! Float MUL_MAT (f32, f16, bf16 a) on both of its paths, the SIMD row dots (fewer than 8 b
-//! rows) and the packed GEMM (8 or more), against a sum in f64 written out here: odd k (vector
+//! Float MUL_MAT (f32, f16, bf16 a) on both of its paths, the SIMD row dots (up to 16 b
+//! rows) and the packed GEMM (17 or more), against a sum in f64 written out here: odd k (vector
 //! tails), k past the GEMM's k block (1024), broadcast over dims 2 and 3, strided b, and the
 //! same bits whatever the thread count.
 
@@ -41,8 +41,9 @@ fn both_paths_match_an_f64_sum_for_every_float_type() {
         ([1, 5, 1, 1], [1, 1, 1, 1]),
         ([17, 9, 1, 1], [17, 3, 1, 1]),
         ([33, 70, 2, 1], [33, 7, 4, 3]),
-        ([33, 70, 1, 1], [33, 8, 1, 1]),
-        ([1030, 67, 1, 1], [1030, 9, 1, 1]),
+        ([33, 70, 1, 1], [33, 16, 1, 1]),
+        ([33, 70, 1, 1], [33, 17, 1, 1]),
+        ([1030, 67, 1, 1], [1030, 18, 1, 1]),
         ([300, 130, 1, 3], [300, 40, 2, 3]),
         ([64, 600, 1, 1], [64, 1, 1, 1]),
     ];

@@ -1,7 +1,7 @@
 // numpy (OpenBLAS) as a peer that times one operation per request, so weft's and
 // OpenBLAS's measurements alternate within the same run: `python3` stays up, holds its
-// arrays, and answers each line ("gemm N CALLS": the best of CALLS calls in a row, or
-// "gemv M K") with the seconds one call took.
+// arrays, and answers each line ("gemm N CALLS" or "gemv M K CALLS": the best of CALLS
+// calls in a row) with the seconds one call took.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
@@ -23,9 +23,11 @@ for line in sys.stdin:
         for _ in range(calls):
             t0 = time.perf_counter(); a @ b; t = min(t, time.perf_counter() - t0)
     else:
-        m, k = int(p[1]), int(p[2])
+        m, k, calls = int(p[1]), int(p[2]), int(p[3])
         a, x = arrays(('gemv', m, k), lambda: (np.random.rand(m, k).astype(np.float32), np.random.rand(k).astype(np.float32)))
-        t0 = time.perf_counter(); a @ x; t = time.perf_counter() - t0
+        t = float('inf')
+        for _ in range(calls):
+            t0 = time.perf_counter(); a @ x; t = min(t, time.perf_counter() - t0)
     print(t, flush=True)
 `;
 
@@ -68,9 +70,9 @@ export class BlasPeer {
     return this.ask(`gemm ${n} ${calls}`);
   }
 
-  /** Seconds of one f32 mat-vec of an m x k matrix. */
-  gemv(m: number, k: number): Promise<number> {
-    return this.ask(`gemv ${m} ${k}`);
+  /** Seconds of one f32 mat-vec of an m x k matrix: the best of `calls` made back to back. */
+  gemv(m: number, k: number, calls: number): Promise<number> {
+    return this.ask(`gemv ${m} ${k} ${calls}`);
   }
 
   close(): void {

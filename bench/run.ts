@@ -1,7 +1,7 @@
 // Benchmarks that print ratios measured in the same run against a peer on this machine:
 // elementwise ops against the machine's own memory bandwidth (a plain copy); an f32 512^3
 // matrix product against numpy's sgemm, and every type's n = 1 MUL_MAT (ggml's perf shape)
-// as weight bytes/s against an OpenBLAS f32 mat-vec, the two taking turns call by call
+// as weight bytes/s against an OpenBLAS f32 mat-vec, the two taking turns burst by burst
 // (bench/blas-peer.ts), when python3 with numpy is installed.
 //
 //   npm run bench
@@ -139,8 +139,15 @@ async function matvec(peer: BlasPeer | null, types: readonly Weft.GgmlType[]): P
     const { a, b, g, buf, ctx } = mulMatGraph(cpu, type, m, 1, k)
     fillRandom(a)
     fillRandom(b)
-    const peerCall = peer ? () => peer.gemv(m, k) : async () => NaN
-    const [w, p] = await interleaved(5, 1, () => cpu.compute(g), peerCall)
+    // Bursts of 3 calls a side, as for the GEMM: a single call after the settling pause
+    // also timed the threads' wake-up and the idle cores' return to speed, a fixed cost
+    // (measured: the best call after 150 ms idle against the best of calls back to back,
+    // q4_0 1.90 / 1.63 ms, q4_K 1.35 / 0.96, f32 7.31 / 6.89) that weighed on a 1-3 ms
+    // quantized mat-vec far more than on OpenBLAS's 8 ms f32 one. In a model's forward pass
+    // the mat-vecs run back to back.
+    const burst = 3
+    const peerCall = peer ? () => peer.gemv(m, k, burst) : async () => NaN
+    const [w, p] = await interleaved(5, burst, () => cpu.compute(g), peerCall)
     const [wb, pb] = [a.nbytes / w / 1e9, (4 * m * k) / p / 1e9]
     const ratio = peer ? `   ratio ${(wb / pb).toFixed(2)}` : ''
     console.log(`  ${type.padEnd(8)} weft ${wb.toFixed(2).padStart(6)} GB/s   OpenBLAS sgemv ${peer ? pb.toFixed(2).padStart(6) : '     -'} GB/s${ratio}`)

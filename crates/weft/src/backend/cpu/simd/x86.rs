@@ -49,10 +49,13 @@ macro_rules! avx2_ops {
         }
         #[inline(always)]
         fn nibbles(self, p: &[u8; 16]) -> __m256i {
+            // The 16 bytes loaded into both 128-bit lanes and the upper lane's dwords shifted
+            // right by 4 (one variable shift where a shift and an insert were two ops); the
+            // mask then keeps each byte's own nibble.
             unsafe {
-                let t = _mm_loadu_si128(p.as_ptr() as *const __m128i);
-                let both = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(t), _mm_srli_epi16::<4>(t));
-                _mm256_and_si256(both, _mm256_set1_epi8(0x0f))
+                let both = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.as_ptr() as *const __m128i));
+                let high = _mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+                _mm256_and_si256(high, _mm256_set1_epi8(0x0f))
             }
         }
         #[inline(always)]

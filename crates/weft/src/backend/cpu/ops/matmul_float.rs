@@ -1,6 +1,6 @@
 //! MUL_MAT of f32, f16 and bf16 `a` (rows packed, as ggml asserts), read where it lies: no
-//! copy of the whole weight matrix. b is first rounded to a's type (ggml's vec_dot type: f16 for f16 a,
-//! bf16 for bf16 a), once per compute.
+//! copy of the whole weight matrix. b is first rounded to a's type (ggml's vec_dot type: f16
+//! for f16 a, bf16 for bf16 a), once per compute.
 //!
 //! - Few columns (b rows < [`GEMM_MIN_N`]): SIMD dot products, four a rows against one b row
 //!   at a time (`float_simd`: f16 and bf16 widened in registers). Tasks are blocks of a rows

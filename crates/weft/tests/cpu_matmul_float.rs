@@ -1,7 +1,7 @@
 //! Float MUL_MAT (f32, f16, bf16 a) on both of its paths, the SIMD row dots (up to 16 b
-//! rows) and the packed GEMM (17 or more), against a sum in f64 written out here: odd k (vector
-//! tails), k past the GEMM's k block (1024), broadcast over dims 2 and 3, strided b, and the
-//! same bits whatever the thread count.
+//! rows) and the packed GEMM (17 or more), against a sum in f64 written out here: odd k
+//! (vector tails), k past the GEMM's k block (1024), b past its column block (1024 rows),
+//! broadcast over dims 2 and 3, strided b, and the same bits whatever the thread count.
 
 mod common;
 
@@ -44,6 +44,8 @@ fn both_paths_match_an_f64_sum_for_every_float_type() {
         ([33, 70, 1, 1], [33, 16, 1, 1]),
         ([33, 70, 1, 1], [33, 17, 1, 1]),
         ([1030, 67, 1, 1], [1030, 18, 1, 1]),
+        // more than 1024 b rows: the GEMM's column blocks, each transposing the same a rows
+        ([1030, 70, 1, 1], [1030, 1100, 1, 1]),
         ([300, 130, 1, 3], [300, 40, 2, 3]),
         ([64, 600, 1, 1], [64, 1, 1, 1]),
     ];

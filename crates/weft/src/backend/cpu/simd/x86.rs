@@ -53,9 +53,8 @@ macro_rules! avx2_ops {
             // right by 4 (one variable shift where a shift and an insert were two ops); the
             // mask then keeps each byte's own nibble.
             unsafe {
-                let both = _mm256_broadcastsi128_si256(_mm_loadu_si128(p.as_ptr() as *const __m128i));
-                let high = _mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
-                _mm256_and_si256(high, _mm256_set1_epi8(0x0f))
+                let shifted = _mm256_srlv_epi32(self.load_dup(p), _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+                _mm256_and_si256(shifted, _mm256_set1_epi8(0x0f))
             }
         }
         #[inline(always)]

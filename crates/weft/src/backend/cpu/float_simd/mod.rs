@@ -176,10 +176,11 @@ impl Kernels {
     /// Row `src` (n elements of `elem`) as f32 into `dst`.
     ///
     /// # Safety
-    /// `src` readable for n elements of `elem`, `dst` writable for n f32.
+    /// `src` readable for n elements of `elem`, `dst` writable for n f32. `src` need not be
+    /// aligned to its element (a view's rows may start anywhere): f32 rows are copied as bytes.
     pub unsafe fn to_f32(&self, elem: Elem, src: *const u8, dst: *mut f32, n: usize) {
         match elem {
-            Elem::F32 => std::ptr::copy_nonoverlapping(src as *const f32, dst, n),
+            Elem::F32 => std::ptr::copy_nonoverlapping(src, dst as *mut u8, 4 * n),
             Elem::F16 => (self.f16_to_f32)(src as *const u16, dst, n),
             Elem::BF16 => (self.bf16_to_f32)(src as *const u16, dst, n),
         }
@@ -188,10 +189,11 @@ impl Kernels {
     /// Row `src` (n f32) stored as `elem` at `dst` (rounded to nearest even).
     ///
     /// # Safety
-    /// `src` readable for n f32, `dst` writable for n elements of `elem`.
+    /// `src` readable for n f32, `dst` writable for n elements of `elem` (need not be aligned to
+    /// it: f32 rows are copied as bytes).
     pub unsafe fn f32_to(&self, elem: Elem, src: *const f32, dst: *mut u8, n: usize) {
         match elem {
-            Elem::F32 => std::ptr::copy_nonoverlapping(src, dst as *mut f32, n),
+            Elem::F32 => std::ptr::copy_nonoverlapping(src as *const u8, dst, 4 * n),
             Elem::F16 => (self.f32_to_f16)(src, dst as *mut u16, n),
             Elem::BF16 => (self.f32_to_bf16)(src, dst as *mut u16, n),
         }

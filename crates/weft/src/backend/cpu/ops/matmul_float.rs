@@ -276,12 +276,7 @@ unsafe fn widen_transposed(
         for c0 in (0..k).step_by(TK) {
             let cn = (k - c0).min(TK);
             for (i, t) in tile[..rn].iter_mut().enumerate() {
-                let row = src.add((r0 + i) * lda + c0 * elem.size());
-                match elem {
-                    // (a view's rows need not be 4-byte aligned)
-                    Elem::F32 => std::ptr::copy_nonoverlapping(row, t.as_mut_ptr() as *mut u8, 4 * cn),
-                    _ => kern.to_f32(elem, row, t.as_mut_ptr(), cn),
-                }
+                kern.to_f32(elem, src.add((r0 + i) * lda + c0 * elem.size()), t.as_mut_ptr(), cn);
             }
             for c in 0..cn {
                 let out = dst.add((c0 + c) * rows + r0);

@@ -59,22 +59,27 @@ async function elementwise(): Promise<void> {
 const settle = () => new Promise((r) => setTimeout(r, 150))
 
 /**
- * Best seconds of weft and of the peer over `rounds` turns. Each turn weft makes `burst`
- * calls in a row, each timed, and the peer times its own (the `peer` callback returns the
- * best of its burst).
+ * Calls a side per turn. A product's speed is its speed in a burst, as inside a model's
+ * forward pass: a single call after the settling pause also timed the threads' wake-up and
+ * the idle cores' return to speed (either side's), a fixed cost (measured: the best call
+ * after 150 ms idle against the best of calls back to back, q4_0 mat-vec 1.90 / 1.63 ms,
+ * q4_K 1.35 / 0.96, f32 7.31 / 6.89) that weighed on a 1-3 ms quantized mat-vec far more
+ * than on OpenBLAS's 8 ms f32 one.
  */
-async function interleaved(
-  rounds: number,
-  burst: number,
-  weft: () => Promise<unknown>,
-  peer: () => Promise<number>,
-): Promise<[number, number]> {
+const BURST = 3
+
+/**
+ * Best seconds of weft and of the peer over `rounds` turns. Each turn weft makes `BURST`
+ * calls in a row, each timed, and the peer times its own (the `peer` callback returns the
+ * best of its burst of `BURST`).
+ */
+async function interleaved(rounds: number, weft: () => Promise<unknown>, peer: () => Promise<number>): Promise<[number, number]> {
   await weft()
   await peer()
   let [w, p] = [Infinity, Infinity]
   for (let r = 0; r < rounds; r++) {
     await settle()
-    for (let c = 0; c < burst; c++) {
+    for (let c = 0; c < BURST; c++) {
       const t0 = performance.now()
       await weft()
       w = Math.min(w, (performance.now() - t0) / 1000)
@@ -121,11 +126,7 @@ async function matmul(peer: BlasPeer | null): Promise<void> {
     console.log(`weft CPU mul_mat f32 ${n}^3: ${((2 * n ** 3) / sec / 1e9).toFixed(2)} GFLOP/s   (numpy not installed: no peer)`)
     return
   }
-  // A GEMM's speed is its speed in a burst (as inside a model's forward pass): after each
-  // settling pause both sides make 3 calls in a row, so the first call's wake-up of the
-  // threads (either side's) is not what is compared.
-  const burst = 3
-  const [w, p] = await interleaved(20, burst, () => cpu.compute(g), () => peer.gemm(n, burst))
+  const [w, p] = await interleaved(20, () => cpu.compute(g), () => peer.gemm(n, BURST))
   const [wg, pg] = [(2 * n ** 3) / w / 1e9, (2 * n ** 3) / p / 1e9]
   console.log(`f32 GEMM ${n}^3: weft ${wg.toFixed(1)} GFLOP/s, numpy/OpenBLAS sgemm ${pg.toFixed(1)} GFLOP/s   ratio ${(wg / pg).toFixed(2)} (target >= 0.90)`)
 }
@@ -139,15 +140,8 @@ async function matvec(peer: BlasPeer | null, types: readonly Weft.GgmlType[]): P
     const { a, b, g, buf, ctx } = mulMatGraph(cpu, type, m, 1, k)
     fillRandom(a)
     fillRandom(b)
-    // Bursts of 3 calls a side, as for the GEMM: a single call after the settling pause
-    // also timed the threads' wake-up and the idle cores' return to speed, a fixed cost
-    // (measured: the best call after 150 ms idle against the best of calls back to back,
-    // q4_0 1.90 / 1.63 ms, q4_K 1.35 / 0.96, f32 7.31 / 6.89) that weighed on a 1-3 ms
-    // quantized mat-vec far more than on OpenBLAS's 8 ms f32 one. In a model's forward pass
-    // the mat-vecs run back to back.
-    const burst = 3
-    const peerCall = peer ? () => peer.gemv(m, k, burst) : async () => NaN
-    const [w, p] = await interleaved(5, burst, () => cpu.compute(g), peerCall)
+    const peerCall = peer ? () => peer.gemv(m, k, BURST) : async () => NaN
+    const [w, p] = await interleaved(5, () => cpu.compute(g), peerCall)
     const [wb, pb] = [a.nbytes / w / 1e9, (4 * m * k) / p / 1e9]
     const ratio = peer ? `   ratio ${(wb / pb).toFixed(2)}` : ''
     console.log(`  ${type.padEnd(8)} weft ${wb.toFixed(2).padStart(6)} GB/s   OpenBLAS sgemv ${peer ? pb.toFixed(2).padStart(6) : '     -'} GB/s${ratio}`)

@@ -125,11 +125,12 @@ fn mul_mat_f64(a: &[f32], ne_a: [usize; 4], b: &[f32], ne_b: [usize; 4]) -> Vec<
 
 #[test]
 fn mul_mat_quantized_a_is_ggml_block_dot_on_converted_b_rows() {
-    let (ne_a, ne_b) = ([512usize, 5, 2, 1], [512usize, 3, 2, 2]);
+    // 7 rows of a: one run of four, one pair and one single where a type has those kernels.
+    let (ne_a, ne_b) = ([512usize, 7, 2, 1], [512usize, 3, 2, 2]);
     let as_i64 = |ne: [usize; 4]| ne.map(|x| x as i64);
     for ty in quant_types() {
         let ctx = host_ctx();
-        let original = rand_vec(512 * 5 * 2, 1);
+        let original = rand_vec(512 * 7 * 2, 1);
         let a = ctx.new_tensor(ty, &as_i64(ne_a)).unwrap();
         set(&a, &original);
         let a_deq = dequantize(ty, &bytes(&a), original.len());

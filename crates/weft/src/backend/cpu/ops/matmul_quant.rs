@@ -45,7 +45,7 @@ pub(super) struct DotRows {
     a_row_size: usize,
     row_size: usize,
     data: Vec<u8>,
-    /// Every b row passes `RowDot::pairs_ok`, so a rows may go through `dot2` in pairs (a
+    /// Every b row passes `RowDot::pairs_ok`, so a rows may go through `dot2` / `dot4` (a
     /// row that fails, which only a NaN in b makes, sends the whole product one row at a
     /// time: the same bits, a little slower).
     pairs: bool,
@@ -116,6 +116,16 @@ impl DotRows {
     pub(super) unsafe fn dot2(&self, a0: *const u8, a1: *const u8, r: usize) -> [f32; 2] {
         let n = self.a_row_size;
         self.dot.dot2(std::slice::from_raw_parts(a0, n), std::slice::from_raw_parts(a1, n), self.row(r))
+    }
+
+    /// [`DotRows::dot`] of four a rows with converted b row `r`, in one pass.
+    ///
+    /// # Safety
+    /// As for [`DotRows::dot`], for every row.
+    #[inline]
+    pub(super) unsafe fn dot4(&self, a: [*const u8; 4], r: usize) -> [f32; 4] {
+        let n = self.a_row_size;
+        self.dot.dot4(a.map(|p| std::slice::from_raw_parts(p, n)), self.row(r))
     }
 }
 
@@ -191,14 +201,26 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         // written by this chunk only.
                         let at = |i0: usize| unsafe { a.row_ptr(i0, i2 / r2, i3 / r3) } as *const u8;
                         let put = |i0: usize, v: f32| unsafe { (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v) };
-                        // Rows in pairs: one pass over b's row for two a rows.
-                        let paired = if rows.pairs { b0 + (end0 - b0) / 2 * 2 } else { b0 };
-                        for i0 in (b0..paired).step_by(2) {
-                            let [v0, v1] = unsafe { rows.dot2(at(i0), at(i0 + 1), r) };
-                            put(i0, v0);
-                            put(i0 + 1, v1);
+                        // Rows four or two at a time where the type has such a kernel: one
+                        // pass over b's row for several a rows, and more weight streams in
+                        // flight (see `simd::table`).
+                        let mut i0 = b0;
+                        if rows.pairs {
+                            if rows.dot.has4() {
+                                while i0 + 4 <= end0 {
+                                    let v = unsafe { rows.dot4([at(i0), at(i0 + 1), at(i0 + 2), at(i0 + 3)], r) };
+                                    v.into_iter().enumerate().for_each(|(j, v)| put(i0 + j, v));
+                                    i0 += 4;
+                                }
+                            }
+                            while i0 + 2 <= end0 {
+                                let [v0, v1] = unsafe { rows.dot2(at(i0), at(i0 + 1), r) };
+                                put(i0, v0);
+                                put(i0 + 1, v1);
+                                i0 += 2;
+                            }
                         }
-                        for i0 in paired..end0 {
+                        for i0 in i0..end0 {
                             put(i0, unsafe { rows.dot(at(i0), r) });
                         }
                     }

@@ -39,7 +39,8 @@ pub struct RowDot {
     ty: Type,
     scalar: fn(&[u8], &[u8]) -> f32,
     simd: Option<table::DotFn>,
-    simd2: Option<table::Dot2Fn>,
+    simd2: Option<table::DotRowsFn<2>>,
+    simd4: Option<table::DotRowsFn<4>>,
 }
 
 impl RowDot {
@@ -53,6 +54,7 @@ impl RowDot {
             scalar: entry.scalar,
             simd: (entry.simd)(isa),
             simd2: table::dot2(ty, isa).filter(|_| two_rows_pay(ty, isa)),
+            simd4: table::dot4(ty, isa),
         })
     }
 
@@ -78,13 +80,32 @@ impl RowDot {
         match self.simd2 {
             // SAFETY: picked for an ISA that `new` checked; the kernel slices each row to
             // y's block count, which panics on a short row as `dot` does.
-            Some(f) if x0.len() == x1.len() => unsafe { f((x0, x1), y) },
+            Some(f) if x0.len() == x1.len() => unsafe { f([x0, x1], y) },
             _ => [self.dot(x0, y), self.dot(x1, y)],
         }
     }
 
-    /// Whether [`RowDot::dot2`] gives `dot`'s bits with activation row `y`: q4_0's two-row
-    /// kernel drops the sign trick, which reads a -128 level (only a NaN input makes one)
+    /// Whether the type has a four-row kernel, so that [`RowDot::dot4`] is one pass.
+    pub fn has4(&self) -> bool {
+        self.simd4.is_some()
+    }
+
+    /// [`RowDot::dot2`] for four rows: one pass where the type has a four-row kernel, two
+    /// [`RowDot::dot2`] otherwise. `y` must pass [`RowDot::pairs_ok`].
+    #[inline]
+    pub fn dot4(&self, x: [&[u8]; 4], y: &[u8]) -> [f32; 4] {
+        match self.simd4 {
+            // SAFETY: as in `dot2`.
+            Some(f) if x.iter().all(|r| r.len() == x[0].len()) => unsafe { f(x, y) },
+            _ => {
+                let ([a, b], [c, d]) = (self.dot2(x[0], x[1], y), self.dot2(x[2], x[3], y));
+                [a, b, c, d]
+            }
+        }
+    }
+
+    /// Whether [`RowDot::dot2`] and [`RowDot::dot4`] give `dot`'s bits with activation row
+    /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a NaN input makes one)
     /// differently; every other type, any row.
     pub fn pairs_ok(&self, y: &[u8]) -> bool {
         self.ty != Type::Q4_0

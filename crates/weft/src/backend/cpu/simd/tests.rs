@@ -294,39 +294,38 @@ fn gemm_matches_the_scalar_dots_on_every_isa_with_tails() {
     }
 }
 
-/// The two-row kernels give each row's one-row result bit for bit, on every ISA, for
-/// quantized and raw (any bytes) rows.
+/// The two- and four-row kernels give each row's one-row result bit for bit, on every ISA,
+/// for quantized and raw (any bytes) rows.
 #[test]
-fn two_row_dots_equal_one_row_dots_bit_for_bit() {
+fn several_row_dots_equal_one_row_dots_bit_for_bit() {
     let mut rng = Rng::new(11);
-    let mut with_kernel = 0;
+    let (mut with2, mut with4) = (0, 0);
     for ty in TYPES {
         for &isa in &Isa::available_all() {
-            with_kernel += usize::from(super::table::dot2(ty, isa).is_some());
+            with2 += usize::from(super::table::dot2(ty, isa).is_some());
+            with4 += usize::from(super::table::dot4(ty, isa).is_some());
             let k = RowDot::new(ty, isa).unwrap();
             for nb in [1, 3, 8] {
                 let n = nb * ty.blck_size();
                 for raw in [false, true] {
                     let row = |rng: &mut Rng| if raw { random_row(ty, n, rng) } else { quantized_row(ty, n, rng) };
-                    let (x0, x1) = (row(&mut rng), row(&mut rng));
+                    let x: [Vec<u8>; 4] = std::array::from_fn(|_| row(&mut rng));
                     let y = activation_row(ty, n, raw, &mut rng);
-                    let [v0, v1] = k.dot2(&x0, &x1, &y);
-                    let (w0, w1) = (k.dot(&x0, &y), k.dot(&x1, &y));
-                    assert_eq!(
-                        (v0.to_bits(), v1.to_bits()),
-                        (w0.to_bits(), w1.to_bits()),
-                        "{ty} {isa:?} {nb} blocks raw={raw}"
-                    );
+                    let one = x.each_ref().map(|x| k.dot(x, &y).to_bits());
+                    let [v0, v1] = k.dot2(&x[0], &x[1], &y);
+                    assert_eq!([v0.to_bits(), v1.to_bits()], [one[0], one[1]], "{ty} {isa:?} {nb} blocks raw={raw}");
+                    let v = k.dot4(x.each_ref().map(|x| x.as_slice()), &y).map(f32::to_bits);
+                    assert_eq!(v, one, "four rows: {ty} {isa:?} {nb} blocks raw={raw}");
                 }
             }
         }
     }
-    // A -128 level (a NaN quantized into q8_0) keeps q4_0 rows off the two-row kernel.
+    // A -128 level (a NaN quantized into q8_0) keeps q4_0 rows off the several-row kernels.
     let k = RowDot::best(Type::Q4_0).unwrap();
     let mut y = activation_row(Type::Q4_0, 64, false, &mut rng);
     assert!(k.pairs_ok(&y));
     y[34 + 2 + 5] = 0x80;
     assert!(!k.pairs_ok(&y));
     let vector_isas = Isa::available_all().into_iter().filter(|&i| i != Isa::Scalar).count();
-    assert!(vector_isas == 0 || with_kernel > 0, "no two-row kernel was tested");
+    assert!(vector_isas == 0 || (with2 > 0 && with4 > 0), "no two- or four-row kernel was tested");
 }

@@ -19,6 +19,16 @@ fn mul_sum_u8<S: Simd>(s: S, x: S::V, y: S::V) -> S::F {
     s.cvt_i32(s.dot4(x, y))
 }
 
+/// Each row's `hsum` (a loop, not `map`: see `ops.rs` on closures in kernels).
+#[inline(always)]
+fn hsums<S: Simd, const R: usize>(s: S, acc: [S::F; R]) -> [f32; R] {
+    let mut out = [0f32; R];
+    for (o, a) in out.iter_mut().zip(acc) {
+        *o = s.hsum(a);
+    }
+    out
+}
+
 #[inline(always)]
 pub(crate) fn q4_0<S: Simd>(s: S, x: &[BlockQ4_0], y: &[BlockQ8_0]) -> f32 {
     let mut acc = s.fzero();
@@ -55,13 +65,13 @@ pub(crate) fn q4_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_0]; R], y: 
         let neg_corr = s.sub_i32(s.zero(), s.dot4(eight, qy));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block(s, bx);
+            prefetch::block::<S, _, R>(s, bx);
             let d = s.fmul(s.fsplat(s.f16(bx.d.bits())), dy);
             let sum = s.dot4_acc(neg_corr, s.nibbles(&bx.qs), qy);
             acc[r] = s.fmadd(d, s.cvt_i32(sum), acc[r]);
         }
     }
-    acc.map(|a| s.hsum(a))
+    hsums(s, acc)
 }
 
 #[inline(always)]
@@ -122,10 +132,10 @@ pub(crate) fn q8_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ8_0]; R], y: 
         let (qy, dy) = (s.load(bytes_of(&by.qs)), s.f16(by.d.bits()));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block(s, bx);
+            prefetch::block::<S, _, R>(s, bx);
             let d = s.fsplat(s.f16(bx.d.bits()) * dy);
             acc[r] = s.fmadd(d, mul_sum_i8(s, s.load(bytes_of(&bx.qs)), qy), acc[r]);
         }
     }
-    acc.map(|a| s.hsum(a))
+    hsums(s, acc)
 }

@@ -123,8 +123,8 @@ pub(crate) trait Simd: Copy {
     /// The sum of the 8 i32 lanes (wrapping).
     fn hsum_i32(self, v: Self::V) -> i32;
 
-    /// Ask for the cache line at `p` (`prefetcht0`); a hint that never faults, so `p` may
-    /// point anywhere. A no-op where the ISA's form is not wired up.
+    /// Ask for the cache line at `p` into L2 (`prefetcht1`, see `prefetch.rs`); a hint that
+    /// never faults, so `p` may point anywhere. A no-op where the ISA's form is not wired up.
     #[inline(always)]
     fn prefetch(self, _p: *const u8) {}
 

@@ -11,6 +11,17 @@
 //! 983 / 983, iq4_nl 1405 / 1372 -> 1177 / 1171, q4_0 1570 / 1566 -> 1455 / 1445; the
 //! grid-lookup I-quants (iq2_xs, iq3_xxs), bound by their own instructions, unchanged.
 //! 2048 B ahead was slower for q8_0, q4_K and q6_K; 8192 B slower for q6_K and iq4_nl.
+//!
+//! The request goes to L2 (`prefetcht1`), not L1: a line asked into L1 holds one of the few
+//! L1 miss buffers until it arrives, which capped the requests in flight; the L1 miss the
+//! load then takes hits L2, which the core hides. With that, the distance is 8 KiB of
+//! weights per kernel, split over the rows it reads at once (q4_0's four rows: 2 KiB each).
+//! Alternating calls, 4096x14336 n=1, 2 threads, best us, t0 at 4 KiB against t1 at 4 KiB:
+//! q4_0 1222 / 1255 -> 1135 / 1089, q8_0 1750 / 1892 -> 1697 / 1786, q4_K 976 / 1024 ->
+//! 944 / 937, q6_K 1372 / 1555 -> 1261 / 1455; t1 at 4 KiB against 8 KiB: q8_0 1636 / 1518
+//! -> 1476 / 1191, q4_K 911 / 944 -> 879 / 869, q6_K 1310 / 1271 -> 1144 / 1143, but q4_0
+//! (four rows) 1110 / 1101 -> 1181 / 1162; its four rows at 2 KiB each against 4 KiB: 1040
+//! / 1069 / 1055 against 1077 / 1141 / 1085. 16 KiB measured level with 8 KiB.
 //! NEON keeps the trait's no-op (not measured on an ARM machine).
 //!
 //! A prefetch is a hint: an address past the row (the next row, or past the buffer) never
@@ -18,14 +29,16 @@
 
 use super::ops::Simd;
 
-/// How far ahead of the block being read its kernel asks for the weights.
-const AHEAD: usize = 4096;
+/// How many bytes of weights ahead of the block being read a kernel asks for, spread over
+/// the rows it reads at once (each of `R` rows asks `AHEAD / R` bytes ahead of itself).
+const AHEAD: usize = 8192;
 
-/// Ask for the cache lines of the `size_of::<B>()` bytes `AHEAD` bytes past `block` (one
-/// request per 64 bytes; blocks smaller than a line ask for one).
+/// Ask for the cache lines of the `size_of::<B>()` bytes `AHEAD / R` bytes past `block`, a
+/// block of one of the `R` rows a kernel reads at once (one request per 64 bytes; blocks
+/// smaller than a line ask for one).
 #[inline(always)]
-pub(super) fn block<S: Simd, B>(s: S, block: &B) {
-    let p = (block as *const B as *const u8).wrapping_add(AHEAD);
+pub(super) fn block<S: Simd, B, const R: usize>(s: S, block: &B) {
+    let p = (block as *const B as *const u8).wrapping_add(AHEAD / R);
     let mut off = 0;
     while off < std::mem::size_of::<B>() {
         s.prefetch(p.wrapping_add(off));
@@ -50,7 +63,7 @@ impl<'a, S: Simd, B> Iterator for Ahead<'a, S, B> {
     #[inline(always)]
     fn next(&mut self) -> Option<&'a B> {
         let b = self.it.next()?;
-        block(self.s, b);
+        block::<S, B, 1>(self.s, b);
         Some(b)
     }
     #[inline(always)]

@@ -60,7 +60,7 @@ macro_rules! avx2_ops {
         #[inline(always)]
         fn prefetch(self, p: *const u8) {
             // SAFETY: a prefetch reads nothing architecturally and never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(p as *const i8) }
         }
         #[inline(always)]
         fn store(self, v: __m256i, out: &mut [u8; 32]) {

@@ -129,7 +129,9 @@ kernel_table! {
 // Four rows keep four weight streams in flight where two left the core waiting on memory:
 // q4_0 4096 x 14336 mat-vec, 2 threads, alternating calls, best us: 1526 / 1552 -> 1282 /
 // 1294 on AVX-512 VNNI, 1582 / 1562 -> 1395 / 1385 on AVX2 (Zen 4). q8_0's four-row form
-// measured no faster (1718 / 1781 vs 1796 / 1909) and keeps its one-row loop.
+// measured no faster (1718 / 1781 vs 1796 / 1909), nor did q4_1's, q5_0's and q5_1's with
+// the L2 prefetch (q5_1 1578 / 1545 vs 1785 / 1736): they keep their one-row loops (q8_0
+// its pair on AVX2).
 kernel_table! {
     /// The four-row vector kernel of `ty` on `isa`, for types that have one.
     dot4: DotRowsFn<4>,

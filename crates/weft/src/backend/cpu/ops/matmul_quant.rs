@@ -201,17 +201,16 @@ pub(super) fn run(node: &Tensor, cx: &Cx) -> Result<()> {
                         // written by this chunk only.
                         let at = |i0: usize| unsafe { a.row_ptr(i0, i2 / r2, i3 / r3) } as *const u8;
                         let put = |i0: usize, v: f32| unsafe { (d.at(i0, i1, i2, i3) as *mut f32).write_unaligned(v) };
-                        // Rows four or two at a time where the type has such a kernel: one
-                        // pass over b's row for several a rows, and more weight streams in
-                        // flight (see `simd::table`).
+                        // Rows four, then two at a time: one pass over b's row for several a
+                        // rows where the type has such a kernel, and more weight streams in
+                        // flight (see `simd::table`); `dot4` / `dot2` fall back to passes of
+                        // fewer rows, with the same bits, where it has none.
                         let mut i0 = b0;
                         if rows.pairs {
-                            if rows.dot.has4() {
-                                while i0 + 4 <= end0 {
-                                    let v = unsafe { rows.dot4([at(i0), at(i0 + 1), at(i0 + 2), at(i0 + 3)], r) };
-                                    v.into_iter().enumerate().for_each(|(j, v)| put(i0 + j, v));
-                                    i0 += 4;
-                                }
+                            while i0 + 4 <= end0 {
+                                let v = unsafe { rows.dot4([at(i0), at(i0 + 1), at(i0 + 2), at(i0 + 3)], r) };
+                                v.into_iter().enumerate().for_each(|(j, v)| put(i0 + j, v));
+                                i0 += 4;
                             }
                             while i0 + 2 <= end0 {
                                 let [v0, v1] = unsafe { rows.dot2(at(i0), at(i0 + 1), r) };

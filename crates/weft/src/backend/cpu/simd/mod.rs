@@ -85,11 +85,6 @@ impl RowDot {
         }
     }
 
-    /// Whether the type has a four-row kernel, so that [`RowDot::dot4`] is one pass.
-    pub fn has4(&self) -> bool {
-        self.simd4.is_some()
-    }
-
     /// [`RowDot::dot2`] for four rows: one pass where the type has a four-row kernel, two
     /// [`RowDot::dot2`] otherwise. `y` must pass [`RowDot::pairs_ok`].
     #[inline]
@@ -105,8 +100,8 @@ impl RowDot {
     }
 
     /// Whether [`RowDot::dot2`] and [`RowDot::dot4`] give `dot`'s bits with activation row
-    /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a NaN input makes one)
-    /// differently; every other type, any row.
+    /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a
+    /// NaN input makes one) differently; every other type, any row.
     pub fn pairs_ok(&self, y: &[u8]) -> bool {
         self.ty != Type::Q4_0
             || bytemuck::cast_slice::<u8, quant::BlockQ8_0>(y).iter().all(|b| !b.qs.contains(&i8::MIN))

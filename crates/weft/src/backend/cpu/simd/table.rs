@@ -114,14 +114,25 @@ macro_rules! kernel_table {
     };
 }
 
+/// Declares `$lookup(ty, isa)`, the `$r`-row vector kernels ([`DotRowsFn`]) of the listed
+/// types: one body for every row count.
+macro_rules! rows_table {
+    ($(#[$doc:meta])* $lookup:ident: $r:literal; $($ty:ident => $name:ident: $kernel:path;)*) => {
+        kernel_table! {
+            $(#[$doc])* $lookup: DotRowsFn<$r>,
+            |s, k, x, y| k(s, x.map(bytemuck::cast_slice), bytemuck::cast_slice(y)),
+            (x: [&[u8]; $r], y: &[u8]) -> [f32; $r];
+            $($ty => $name: $kernel;)*
+        }
+    };
+}
+
 // Types whose one-row kernel waits on its accumulator's chain of fused adds: measured
 // (4096 x 14336 mat-vec, 2 threads) q4_0 1663 -> 1473 us, q8_0 1875-2073 -> 1607-1704 us;
 // q4_1 and q5_0 gained nothing and keep one row.
-kernel_table! {
+rows_table! {
     /// The two-row vector kernel of `ty` on `isa`, for types that have one.
-    dot2: DotRowsFn<2>,
-    |s, k, x, y| k(s, x.map(bytemuck::cast_slice), bytemuck::cast_slice(y)),
-    (x: [&[u8]; 2], y: &[u8]) -> [f32; 2];
+    dot2: 2;
     Q4_0 => q4_0_x2: legacy::q4_0_rows;
     Q8_0 => q8_0_x2: legacy::q8_0_rows;
 }
@@ -132,11 +143,9 @@ kernel_table! {
 // measured no faster (1718 / 1781 vs 1796 / 1909), nor did q4_1's, q5_0's and q5_1's with
 // the L2 prefetch (q5_1 1578 / 1545 vs 1785 / 1736): they keep their one-row loops (q8_0
 // its pair on AVX2).
-kernel_table! {
+rows_table! {
     /// The four-row vector kernel of `ty` on `isa`, for types that have one.
-    dot4: DotRowsFn<4>,
-    |s, k, x, y| k(s, x.map(bytemuck::cast_slice), bytemuck::cast_slice(y)),
-    (x: [&[u8]; 4], y: &[u8]) -> [f32; 4];
+    dot4: 4;
     Q4_0 => q4_0_x4: legacy::q4_0_rows;
 }
 

@@ -3,7 +3,7 @@
 //! vector accumulated block by block (`acc = d_x * d_y * sum + acc`, fused), summed by
 //! `hsum` at the end, so the results are ggml's x86 results bit for bit.
 
-use super::ops::{bytes_of, Simd};
+use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
 use crate::types::quant::{BlockQ4_0, BlockQ4_1, BlockQ5_0, BlockQ5_1, BlockQ8_0, BlockQ8_1};
 
@@ -87,6 +87,40 @@ pub(crate) fn q4_1<S: Simd>(s: S, x: &[BlockQ4_1], y: &[BlockQ8_1]) -> f32 {
     s.hsum(acc) + summs
 }
 
+/// [`q4_1`] over `R` rows a pass, as [`q4_0_rows`] does (no sign trick here: the levels
+/// are unsigned, so any activation row).
+///
+/// Each block's `d` and `m` are converted together (`f16x2`, one `vcvtph2ps`) and multiplied
+/// by y's `d` and `s` converted likewise: lane 0 is ggml's `d_x * d_y`, lane 1 its
+/// `m_x * s_y`, each row's lane 1 summed block by block in ggml's order. With the table
+/// lookups of ggml's form, LLVM gathered the four rows' `m` into one vector through a
+/// `vpgatherdps` and three inserts, and the four rows ran no faster than one.
+#[inline(always)]
+pub(crate) fn q4_1_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_1]; R], y: &[BlockQ8_1]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    let mut summs = [s.fzero(); R];
+    for (i, by) in y.iter().enumerate() {
+        let qy = s.load(bytes_of(&by.qs));
+        // Lanes 0 and 1: y's d and s, against x's d and m converted together below.
+        let dy_sy = s.f16x2(arr(bytemuck::bytes_of(by), 0));
+        for r in 0..R {
+            let bx = &x[r][i];
+            prefetch::block::<S, _, R>(s, bx);
+            // Lane 0 d_x * d_y, lane 1 m_x * s_y: ggml's two scalar products, rounded alike.
+            let t = s.fmul(s.f16x2(arr(bytemuck::bytes_of(bx), 0)), dy_sy);
+            summs[r] = s.fadd(summs[r], t);
+            acc[r] = s.fmadd(s.fdup0(t), mul_sum_u8(s, s.nibbles(&bx.qs), qy), acc[r]);
+        }
+    }
+    let mut out = hsums(s, acc);
+    for (o, m) in out.iter_mut().zip(summs) {
+        *o += s.fstore(m)[1];
+    }
+    out
+}
+
 #[inline(always)]
 pub(crate) fn q5_0<S: Simd>(s: S, x: &[BlockQ5_0], y: &[BlockQ8_0]) -> f32 {
     let mut acc = s.fzero();
@@ -99,6 +133,29 @@ pub(crate) fn q5_0<S: Simd>(s: S, x: &[BlockQ5_0], y: &[BlockQ8_0]) -> f32 {
         acc = s.fmadd(d, q, acc);
     }
     s.hsum(acc)
+}
+
+/// [`q5_0`] over `R` rows a pass, as [`q4_0_rows`] does: the levels unsigned (n + 16 * bit)
+/// against y less 16 * y, the same exact lane sums as ggml's signed ones except where an
+/// activation is -128 (callers check, [`super::RowDot::pairs_ok`]).
+#[inline(always)]
+pub(crate) fn q5_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5_0]; R], y: &[BlockQ8_0]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    let sixteen = s.splat_i8(16);
+    for (i, by) in y.iter().enumerate() {
+        let (qy, dy) = (s.load(bytes_of(&by.qs)), s.fsplat(s.f16(by.d.bits())));
+        let neg_corr = s.sub_i32(s.zero(), s.dot4(sixteen, qy));
+        for r in 0..R {
+            let bx = &x[r][i];
+            prefetch::block::<S, _, R>(s, bx);
+            let d = s.fmul(s.fsplat(s.f16(bx.d.bits())), dy);
+            let qx = s.add_where(s.nibbles(&bx.qs), u32::from_le_bytes(bx.qh), sixteen);
+            acc[r] = s.fmadd(d, s.cvt_i32(s.dot4_acc(neg_corr, qx, qy)), acc[r]);
+        }
+    }
+    hsums(s, acc)
 }
 
 #[inline(always)]
@@ -115,6 +172,33 @@ pub(crate) fn q5_1<S: Simd>(s: S, x: &[BlockQ5_1], y: &[BlockQ8_1]) -> f32 {
         acc = s.fmadd(q, s.fsplat(dx * dy), acc);
     }
     s.hsum(acc) + summs
+}
+
+/// [`q5_1`] over `R` rows a pass, as [`q4_1_rows`] does.
+#[inline(always)]
+pub(crate) fn q5_1_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5_1]; R], y: &[BlockQ8_1]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    let mut summs = [s.fzero(); R];
+    let sixteen = s.splat_i8(16);
+    for (i, by) in y.iter().enumerate() {
+        let qy = s.load(bytes_of(&by.qs));
+        let dy_sy = s.f16x2(arr(bytemuck::bytes_of(by), 0));
+        for r in 0..R {
+            let bx = &x[r][i];
+            prefetch::block::<S, _, R>(s, bx);
+            let t = s.fmul(s.f16x2(arr(bytemuck::bytes_of(bx), 0)), dy_sy);
+            summs[r] = s.fadd(summs[r], t);
+            let qx = s.add_where(s.nibbles(&bx.qs), u32::from_le_bytes(bx.qh), sixteen);
+            acc[r] = s.fmadd(s.fdup0(t), mul_sum_u8(s, qx, qy), acc[r]);
+        }
+    }
+    let mut out = hsums(s, acc);
+    for (o, m) in out.iter_mut().zip(summs) {
+        *o += s.fstore(m)[1];
+    }
+    out
 }
 
 #[inline(always)]

@@ -53,8 +53,8 @@ impl RowDot {
             ty,
             scalar: entry.scalar,
             simd: (entry.simd)(isa),
-            simd2: table::dot2(ty, isa).filter(|_| two_rows_pay(ty, isa)),
-            simd4: table::dot4(ty, isa),
+            simd2: table::dot2(ty, isa).filter(|_| rows_pay(ty, isa, 2)),
+            simd4: table::dot4(ty, isa).filter(|_| rows_pay(ty, isa, 4)),
         })
     }
 
@@ -103,7 +103,7 @@ impl RowDot {
     /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a
     /// NaN input makes one) differently; every other type, any row.
     pub fn pairs_ok(&self, y: &[u8]) -> bool {
-        self.ty != Type::Q4_0
+        !matches!(self.ty, Type::Q4_0 | Type::Q5_0)
             || bytemuck::cast_slice::<u8, quant::BlockQ8_0>(y).iter().all(|b| !b.qs.contains(&i8::MIN))
     }
 
@@ -120,14 +120,22 @@ impl RowDot {
     }
 }
 
-/// Whether `ty`'s two-row kernel beats two one-row passes on `isa`. On AVX-512 with VNNI,
+/// Whether `ty`'s `rows`-row kernel beats fewer rows a pass on `isa`. On AVX-512 with VNNI,
 /// q8_0's one-row loop (a `vpdpbusd` and a fused add per block) ran faster alone: MUL_MAT
 /// q8_0 4096 x 14336, n = 1, two builds alternating in one process on Zen 4, best 3107 ->
 /// 2712 us and 2457 -> 2169 us with the order swapped (on Zen 2's AVX2 the two-row form
 /// won, 1875-2073 -> 1607-1704 us). q4_0's two-row form measured even with one row there
-/// and stays.
-fn two_rows_pay(ty: Type, isa: Isa) -> bool {
-    !(ty == Type::Q8_0 && isa == Isa::Avx512Vnni)
+/// and stays. On AVX2 the several-row q5_0 and q5_1 kernels lose: without AVX-512's masked
+/// move, each row spreads its fifth bits to bytes in four ops with three constants, in 16
+/// vector registers (q5_1 four rows from L1: 4.4 cycles a block against 4.1 for one);
+/// alternating calls, best us: q5_0 1600 / 1613 one row against 1696 / 1718, q5_1 1670 /
+/// 1677 against 1963 / 2021 with pairs.
+fn rows_pay(ty: Type, isa: Isa, rows: usize) -> bool {
+    match (ty, isa) {
+        (Type::Q8_0, Isa::Avx512Vnni) => rows != 2,
+        (Type::Q5_0 | Type::Q5_1, Isa::Avx2 | Isa::Avx512) => false,
+        _ => true,
+    }
 }
 
 /// Types with a scalar dot product only (no vector kernel: not on the perf list).

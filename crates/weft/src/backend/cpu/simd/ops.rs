@@ -137,6 +137,22 @@ pub(crate) trait Simd: Copy {
         half_to_f32(bits)
     }
 
+    /// The two halves at `p` as f32 in lanes 0 and 1, exactly (`vcvtph2ps` on x86, the
+    /// table elsewhere); the other lanes 0. A block's two leading scales in one conversion.
+    #[inline(always)]
+    fn f16x2(self, p: &[u8; 4]) -> Self::F {
+        let mut x = [0f32; 8];
+        x[0] = self.f16(u16::from_le_bytes([p[0], p[1]]));
+        x[1] = self.f16(u16::from_le_bytes([p[2], p[3]]));
+        self.fload(&x)
+    }
+
+    /// Lane 0 of `v` in every lane.
+    #[inline(always)]
+    fn fdup0(self, v: Self::F) -> Self::F {
+        self.fsplat(self.fstore(v)[0])
+    }
+
     /// `acc + dot4(u, s)` (one `vpdpbusd` / `sdot` where the ISA has it).
     #[inline(always)]
     fn dot4_acc(self, acc: Self::V, u: Self::V, s: Self::V) -> Self::V {
@@ -173,6 +189,12 @@ pub(crate) trait Simd: Copy {
     fn apply_even_signs(self, x: Self::V, w: u32) -> Self::V {
         let rows = std::array::from_fn(|k| KEVEN_SIGNS[((w >> (7 * k)) & 127) as usize]);
         self.sign_i8(x, self.set_u64(rows))
+    }
+
+    /// `x` plus `v` in the bytes whose bit of `bits` is set (bit i for byte i).
+    #[inline(always)]
+    fn add_where(self, x: Self::V, bits: u32, v: Self::V) -> Self::V {
+        self.add_i8(x, self.and(self.bits_to_bytes(bits), v))
     }
 
     /// ggml's `bytes_from_bits_32`: byte i = 0xff where bit i of `bits` is set, else 0.

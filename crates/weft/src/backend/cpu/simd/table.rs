@@ -128,25 +128,34 @@ macro_rules! rows_table {
 }
 
 // Types whose one-row kernel waits on its accumulator's chain of fused adds: measured
-// (4096 x 14336 mat-vec, 2 threads) q4_0 1663 -> 1473 us, q8_0 1875-2073 -> 1607-1704 us;
-// q4_1 and q5_0 gained nothing and keep one row.
+// (4096 x 14336 mat-vec, 2 threads) q4_0 1663 -> 1473 us, q8_0 1875-2073 -> 1607-1704 us.
+// q4_1, q5_0 and q5_1 have pairs for the rows left over by the four-row loop.
 rows_table! {
     /// The two-row vector kernel of `ty` on `isa`, for types that have one.
     dot2: 2;
     Q4_0 => q4_0_x2: legacy::q4_0_rows;
     Q8_0 => q8_0_x2: legacy::q8_0_rows;
+    Q4_1 => q4_1_x2: legacy::q4_1_rows;
+    Q5_0 => q5_0_x2: legacy::q5_0_rows;
+    Q5_1 => q5_1_x2: legacy::q5_1_rows;
 }
 
 // Four rows keep four weight streams in flight where two left the core waiting on memory:
 // q4_0 4096 x 14336 mat-vec, 2 threads, alternating calls, best us: 1526 / 1552 -> 1282 /
 // 1294 on AVX-512 VNNI, 1582 / 1562 -> 1395 / 1385 on AVX2 (Zen 4). q8_0's four-row form
-// measured no faster (1718 / 1781 vs 1796 / 1909), nor did q4_1's, q5_0's and q5_1's with
-// the L2 prefetch (q5_1 1578 / 1545 vs 1785 / 1736): they keep their one-row loops (q8_0
-// its pair on AVX2).
+// measured no faster (1718 / 1781 vs 1796 / 1909): it keeps its one-row loop (its pair on
+// AVX2). q4_1, q5_0 and q5_1 gained once their rows' per-block scalar work went (see their
+// kernels): one row against four, AVX-512 VNNI, best us, both orders: q4_1 1361 / 1391 ->
+// 1162 / 1113, q5_0 1467 / 1459 -> 1218 / 1237, q5_1 1548 / 1541 -> 1388 / 1414; from L1,
+// cycles a block: 4.5 -> 3.1, 5.3 -> 3.4, 5.3 -> 4.1. AVX2: q4_1 1375 / 1338 -> 1282 /
+// 1280; q5_0 and q5_1 lose there (`rows_pay`).
 rows_table! {
     /// The four-row vector kernel of `ty` on `isa`, for types that have one.
     dot4: 4;
     Q4_0 => q4_0_x4: legacy::q4_0_rows;
+    Q4_1 => q4_1_x4: legacy::q4_1_rows;
+    Q5_0 => q5_0_x4: legacy::q5_0_rows;
+    Q5_1 => q5_1_x4: legacy::q5_1_rows;
 }
 
 macro_rules! dot_table {

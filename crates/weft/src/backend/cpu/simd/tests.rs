@@ -320,12 +320,15 @@ fn several_row_dots_equal_one_row_dots_bit_for_bit() {
             }
         }
     }
-    // A -128 level (a NaN quantized into q8_0) keeps q4_0 rows off the several-row kernels.
-    let k = RowDot::best(Type::Q4_0).unwrap();
-    let mut y = activation_row(Type::Q4_0, 64, false, &mut rng);
-    assert!(k.pairs_ok(&y));
-    y[34 + 2 + 5] = 0x80;
-    assert!(!k.pairs_ok(&y));
+    // A -128 level (a NaN quantized into q8_0) keeps q4_0 and q5_0 rows off the several-row
+    // kernels.
+    for ty in [Type::Q4_0, Type::Q5_0] {
+        let k = RowDot::best(ty).unwrap();
+        let mut y = activation_row(ty, 64, false, &mut rng);
+        assert!(k.pairs_ok(&y));
+        y[34 + 2 + 5] = 0x80;
+        assert!(!k.pairs_ok(&y));
+    }
     let vector_isas = Isa::available_all().into_iter().filter(|&i| i != Isa::Scalar).count();
     assert!(vector_isas == 0 || (with2 > 0 && with4 > 0), "no two- or four-row kernel was tested");
 }

@@ -253,6 +253,16 @@ macro_rules! avx2_ops {
             unsafe { _mm256_loadu_ps(p.as_ptr() as *const f32) }
         }
         #[inline(always)]
+        fn f16x2(self, p: &[u8; 4]) -> __m256 {
+            // A 4-byte load (not 16 with the halves first): LLVM then reads the block's
+            // other fields from memory rather than out of the converted register.
+            unsafe { _mm256_zextps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from_le_bytes(*p)))) }
+        }
+        #[inline(always)]
+        fn fdup0(self, v: __m256) -> __m256 {
+            unsafe { _mm256_broadcastss_ps(_mm256_castps256_ps128(v)) }
+        }
+        #[inline(always)]
         fn fmul(self, a: __m256, b: __m256) -> __m256 {
             unsafe { _mm256_mul_ps(a, b) }
         }
@@ -312,6 +322,13 @@ impl Simd for Avx512 {
     #[inline(always)]
     fn dot4_acc(self, acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
         unsafe { _mm256_dpbusd_epi32(acc, u, s) }
+    }
+    /// `v` where the bits are set by one zero-masked move (AVX-512BW/VL), where spreading the
+    /// bits to bytes takes four ops; the add stays unmasked so LLVM may fold it with the
+    /// nibble mask (a masked add became an or and a blend).
+    #[inline(always)]
+    fn add_where(self, x: __m256i, bits: u32, v: __m256i) -> __m256i {
+        unsafe { _mm256_add_epi8(x, _mm256_maskz_mov_epi8(bits, v)) }
     }
     /// One masked subtraction (AVX-512BW/VL) instead of spreading the bits to bytes and
     /// two more: iq2_s 11-12% faster on Zen 4, iq3_s 4%.

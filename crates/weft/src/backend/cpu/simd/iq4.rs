@@ -25,17 +25,72 @@ pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
         acc1 = s.fmadd(s.fsplat(s.f16(y0.d.bits()) * s.f16(x0.d.bits())), s.cvt_i32(p1), acc1);
         acc2 = s.fmadd(s.fsplat(s.f16(y1.d.bits()) * s.f16(x1.d.bits())), s.cvt_i32(p2), acc2);
     }
-    let mut sumf = s.hsum(s.fadd(acc1, acc2));
-    for (bx, by) in x.iter().zip(y).skip(2 * pairs) {
-        let d = s.f16(by.d.bits()) * s.f16(bx.d.bits());
-        let (mut sumi1, mut sumi2) = (0i32, 0i32);
-        for j in 0..16 {
-            sumi1 += by.qs[j] as i32 * KVALUES_IQ4NL[(bx.qs[j] & 0xf) as usize] as i32;
-            sumi2 += by.qs[j + 16] as i32 * KVALUES_IQ4NL[(bx.qs[j] >> 4) as usize] as i32;
-        }
-        sumf += d * (sumi1 + sumi2) as f32;
+    let sumf = s.hsum(s.fadd(acc1, acc2));
+    match x.len() % 2 {
+        1 => sumf + iq4_nl_tail(s, &x[2 * pairs], &y[2 * pairs]),
+        _ => sumf,
     }
-    sumf
+}
+
+/// ggml's scalar form of an odd last iq4_nl block.
+#[inline(always)]
+fn iq4_nl_tail<S: Simd>(s: S, bx: &BlockIq4Nl, by: &BlockQ8_0) -> f32 {
+    let d = s.f16(by.d.bits()) * s.f16(bx.d.bits());
+    let (mut sumi1, mut sumi2) = (0i32, 0i32);
+    for j in 0..16 {
+        sumi1 += by.qs[j] as i32 * KVALUES_IQ4NL[(bx.qs[j] & 0xf) as usize] as i32;
+        sumi2 += by.qs[j + 16] as i32 * KVALUES_IQ4NL[(bx.qs[j] >> 4) as usize] as i32;
+    }
+    d * (sumi1 + sumi2) as f32
+}
+
+/// The iq4_nl levels plus 128, as unsigned bytes.
+static KVALUES_IQ4NL_U8: [u8; 16] = {
+    let mut t = [0u8; 16];
+    let mut i = 0;
+    while i < 16 {
+        t[i] = (KVALUES_IQ4NL[i] as i16 + 128) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// [`iq4_nl`] over `R` rows a pass, each row with ggml's two accumulators (even and odd
+/// blocks) and scalar tail. Where `dot4` takes any unsigned byte exactly (VNNI), a row's
+/// levels come from the table plus 128 and its dot starts from the block's shared
+/// -128 * y: two ops a row and block where the sign trick takes four, the same exact lanes
+/// except where y holds -128 (callers check, [`super::RowDot::pairs_ok`]). Elsewhere the
+/// rows keep ggml's sign trick.
+#[inline(always)]
+pub(crate) fn iq4_nl_rows<S: Simd, const R: usize>(s: S, x: [&[BlockIq4Nl]; R], y: &[BlockQ8_0]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let values = s.load_dup(if S::U8_DOT_EXACT { &KVALUES_IQ4NL_U8 } else { bytes_of(&KVALUES_IQ4NL) });
+    let k128 = s.splat_i8(i8::MIN);
+    let mut acc = [[s.fzero(); 2]; R];
+    let pairs = n / 2;
+    for p in 0..pairs {
+        for (h, by) in y[2 * p..2 * p + 2].iter().enumerate() {
+            let (qy, dy) = (s.load(bytes_of(&by.qs)), s.fsplat(s.f16(by.d.bits())));
+            let neg_corr = if S::U8_DOT_EXACT { s.sub_i32(s.zero(), s.dot4(k128, qy)) } else { s.zero() };
+            for r in 0..R {
+                let bx = &x[r][2 * p + h];
+                prefetch::row_block::<S, _, R>(s, x[r], 2 * p + h);
+                let levels = s.shuffle_i8(values, s.nibbles(&bx.qs));
+                let sum = if S::U8_DOT_EXACT { s.dot4_acc(neg_corr, levels, qy) } else { s.dot4_signed(levels, qy) };
+                let d = s.fmul(dy, s.fsplat(s.f16(bx.d.bits())));
+                acc[r][h] = s.fmadd(d, s.cvt_i32(sum), acc[r][h]);
+            }
+        }
+    }
+    let mut out = [0f32; R];
+    for r in 0..R {
+        out[r] = s.hsum(s.fadd(acc[r][0], acc[r][1]));
+        if n % 2 == 1 {
+            out[r] += iq4_nl_tail(s, &x[r][n - 1], &y[n - 1]);
+        }
+    }
+    out
 }
 
 #[inline(always)]

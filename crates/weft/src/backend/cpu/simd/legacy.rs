@@ -65,7 +65,7 @@ pub(crate) fn q4_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_0]; R], y: 
         let neg_corr = s.sub_i32(s.zero(), s.dot4(eight, qy));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block::<S, _, R>(s, bx);
+            prefetch::row_block::<S, _, R>(s, x[r], i);
             let d = s.fmul(s.fsplat(s.f16(bx.d.bits())), dy);
             let sum = s.dot4_acc(neg_corr, s.nibbles(&bx.qs), qy);
             acc[r] = s.fmadd(d, s.cvt_i32(sum), acc[r]);
@@ -107,7 +107,7 @@ pub(crate) fn q4_1_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4_1]; R], y: 
         let dy_sy = s.f16x2(arr(bytemuck::bytes_of(by), 0));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block::<S, _, R>(s, bx);
+            prefetch::row_block::<S, _, R>(s, x[r], i);
             // Lane 0 d_x * d_y, lane 1 m_x * s_y: ggml's two scalar products, rounded alike.
             let t = s.fmul(s.f16x2(arr(bytemuck::bytes_of(bx), 0)), dy_sy);
             summs[r] = s.fadd(summs[r], t);
@@ -149,7 +149,7 @@ pub(crate) fn q5_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5_0]; R], y: 
         let neg_corr = s.sub_i32(s.zero(), s.dot4(sixteen, qy));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block::<S, _, R>(s, bx);
+            prefetch::row_block::<S, _, R>(s, x[r], i);
             let d = s.fmul(s.fsplat(s.f16(bx.d.bits())), dy);
             let qx = s.add_where(s.nibbles(&bx.qs), u32::from_le_bytes(bx.qh), sixteen);
             acc[r] = s.fmadd(d, s.cvt_i32(s.dot4_acc(neg_corr, qx, qy)), acc[r]);
@@ -187,7 +187,7 @@ pub(crate) fn q5_1_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5_1]; R], y: 
         let dy_sy = s.f16x2(arr(bytemuck::bytes_of(by), 0));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block::<S, _, R>(s, bx);
+            prefetch::row_block::<S, _, R>(s, x[r], i);
             let t = s.fmul(s.f16x2(arr(bytemuck::bytes_of(bx), 0)), dy_sy);
             summs[r] = s.fadd(summs[r], t);
             let qx = s.add_where(s.nibbles(&bx.qs), u32::from_le_bytes(bx.qh), sixteen);
@@ -216,7 +216,7 @@ pub(crate) fn q8_0_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ8_0]; R], y: 
         let (qy, dy) = (s.load(bytes_of(&by.qs)), s.f16(by.d.bits()));
         for r in 0..R {
             let bx = &x[r][i];
-            prefetch::block::<S, _, R>(s, bx);
+            prefetch::row_block::<S, _, R>(s, x[r], i);
             let d = s.fsplat(s.f16(bx.d.bits()) * dy);
             acc[r] = s.fmadd(d, mul_sum_i8(s, s.load(bytes_of(&bx.qs)), qy), acc[r]);
         }

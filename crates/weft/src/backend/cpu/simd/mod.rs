@@ -103,7 +103,7 @@ impl RowDot {
     /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a
     /// NaN input makes one) differently; every other type, any row.
     pub fn pairs_ok(&self, y: &[u8]) -> bool {
-        !matches!(self.ty, Type::Q4_0 | Type::Q5_0)
+        !matches!(self.ty, Type::Q4_0 | Type::Q5_0 | Type::IQ4_NL)
             || bytemuck::cast_slice::<u8, quant::BlockQ8_0>(y).iter().all(|b| !b.qs.contains(&i8::MIN))
     }
 
@@ -125,15 +125,15 @@ impl RowDot {
 /// q8_0 4096 x 14336, n = 1, two builds alternating in one process on Zen 4, best 3107 ->
 /// 2712 us and 2457 -> 2169 us with the order swapped (on Zen 2's AVX2 the two-row form
 /// won, 1875-2073 -> 1607-1704 us). q4_0's two-row form measured even with one row there
-/// and stays. On AVX2 the several-row q5_0 and q5_1 kernels lose: without AVX-512's masked
-/// move, each row spreads its fifth bits to bytes in four ops with three constants, in 16
-/// vector registers (q5_1 four rows from L1: 4.4 cycles a block against 4.1 for one);
-/// alternating calls, best us: q5_0 1600 / 1613 one row against 1696 / 1718, q5_1 1670 /
-/// 1677 against 1963 / 2021 with pairs.
+/// and stays. On AVX2 q5_1's and iq4_nl's several-row kernels lose (16 vector registers:
+/// q5_1 spreads each row's fifth bits to bytes with three constants, iq4_nl keeps two
+/// accumulators a row and the sign trick): alternating calls, best us, one row against
+/// several: q5_1 1648 / 1666 against 2263 / 2289, iq4_nl 1237 / 1264 against 1351 / 1363
+/// (q5_0 gains there: 1601 / 1612 -> 1494 / 1482).
 fn rows_pay(ty: Type, isa: Isa, rows: usize) -> bool {
     match (ty, isa) {
         (Type::Q8_0, Isa::Avx512Vnni) => rows != 2,
-        (Type::Q5_0 | Type::Q5_1, Isa::Avx2 | Isa::Avx512) => false,
+        (Type::Q5_1 | Type::IQ4_NL, Isa::Avx2 | Isa::Avx512) => false,
         _ => true,
     }
 }

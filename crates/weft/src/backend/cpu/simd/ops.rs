@@ -25,6 +25,10 @@ pub(crate) trait Simd: Copy {
     type V: Copy;
     type F: Copy;
 
+    /// Whether `dot4` is exact for every unsigned byte `u` (VNNI's `vpdpbusd`), not only
+    /// below 128 with pairs inside i16 (AVX2's `maddubs`, NEON's signed `sdot`).
+    const U8_DOT_EXACT: bool = false;
+
     // ---- loads, stores, constants -------------------------------------------------------
 
     /// 32 bytes (`_mm256_loadu_si256`).

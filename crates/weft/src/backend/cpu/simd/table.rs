@@ -138,17 +138,19 @@ rows_table! {
     Q4_1 => q4_1_x2: legacy::q4_1_rows;
     Q5_0 => q5_0_x2: legacy::q5_0_rows;
     Q5_1 => q5_1_x2: legacy::q5_1_rows;
+    IQ4_NL => iq4_nl_x2: iq4::iq4_nl_rows;
 }
 
 // Four rows keep four weight streams in flight where two left the core waiting on memory:
 // q4_0 4096 x 14336 mat-vec, 2 threads, alternating calls, best us: 1526 / 1552 -> 1282 /
 // 1294 on AVX-512 VNNI, 1582 / 1562 -> 1395 / 1385 on AVX2 (Zen 4). q8_0's four-row form
-// measured no faster (1718 / 1781 vs 1796 / 1909): it keeps its one-row loop (its pair on
-// AVX2). q4_1, q5_0 and q5_1 gained once their rows' per-block scalar work went (see their
-// kernels): one row against four, AVX-512 VNNI, best us, both orders: q4_1 1361 / 1391 ->
-// 1162 / 1113, q5_0 1467 / 1459 -> 1218 / 1237, q5_1 1548 / 1541 -> 1388 / 1414; from L1,
-// cycles a block: 4.5 -> 3.1, 5.3 -> 3.4, 5.3 -> 4.1. AVX2: q4_1 1375 / 1338 -> 1282 /
-// 1280; q5_0 and q5_1 lose there (`rows_pay`).
+// measured no faster (1718 / 1781 vs 1796 / 1909; again with `prefetch::row_block`, 1390 /
+// 1390 vs 1475 / 1437): it keeps its one-row loop (its pair on AVX2). q4_1, q5_0 and q5_1
+// gained once their rows' per-block scalar work went (see their kernels): one row against
+// four, AVX-512 VNNI, best us, both orders: q4_1 1361 / 1391 -> 1162 / 1113, q5_0 1467 /
+// 1459 -> 1218 / 1237, q5_1 1548 / 1541 -> 1388 / 1414; from L1, cycles a block: 4.5 ->
+// 3.1, 5.3 -> 3.4, 5.3 -> 4.1. iq4_nl's rows (4.0 -> 3.4 cycles from L1) gained only with
+// `prefetch::row_block`: 1103 / 1092 -> 1050 / 1027. Which ISAs run them: `rows_pay`.
 rows_table! {
     /// The four-row vector kernel of `ty` on `isa`, for types that have one.
     dot4: 4;
@@ -156,6 +158,7 @@ rows_table! {
     Q4_1 => q4_1_x4: legacy::q4_1_rows;
     Q5_0 => q5_0_x4: legacy::q5_0_rows;
     Q5_1 => q5_1_x4: legacy::q5_1_rows;
+    IQ4_NL => iq4_nl_x4: iq4::iq4_nl_rows;
 }
 
 macro_rules! dot_table {

@@ -314,6 +314,8 @@ impl Simd for Avx2 {
 impl Simd for Avx512 {
     avx2_ops!();
 
+    const U8_DOT_EXACT: bool = true;
+
     #[inline(always)]
     fn dot4(self, u: __m256i, s: __m256i) -> __m256i {
         // SAFETY: the token proves AVX-512 VL and VNNI.

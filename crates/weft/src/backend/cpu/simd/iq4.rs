@@ -65,19 +65,19 @@ static KVALUES_IQ4NL_U8: [u8; 16] = {
 pub(crate) fn iq4_nl_rows<S: Simd, const R: usize>(s: S, x: [&[BlockIq4Nl]; R], y: &[BlockQ8_0]) -> [f32; R] {
     let n = y.len();
     let x = x.map(|r| &r[..n]);
-    let values = s.load_dup(if S::U8_DOT_EXACT { &KVALUES_IQ4NL_U8 } else { bytes_of(&KVALUES_IQ4NL) });
+    let values = s.load_dup(if S::VNNI { &KVALUES_IQ4NL_U8 } else { bytes_of(&KVALUES_IQ4NL) });
     let k128 = s.splat_i8(i8::MIN);
     let mut acc = [[s.fzero(); 2]; R];
     let pairs = n / 2;
     for p in 0..pairs {
         for (h, by) in y[2 * p..2 * p + 2].iter().enumerate() {
             let (qy, dy) = (s.load(bytes_of(&by.qs)), s.fsplat(s.f16(by.d.bits())));
-            let neg_corr = if S::U8_DOT_EXACT { s.sub_i32(s.zero(), s.dot4(k128, qy)) } else { s.zero() };
+            let neg_corr = if S::VNNI { s.sub_i32(s.zero(), s.dot4(k128, qy)) } else { s.zero() };
             for r in 0..R {
                 let bx = &x[r][2 * p + h];
                 prefetch::row_block::<S, _, R>(s, x[r], 2 * p + h);
                 let levels = s.shuffle_i8(values, s.nibbles(&bx.qs));
-                let sum = if S::U8_DOT_EXACT { s.dot4_acc(neg_corr, levels, qy) } else { s.dot4_signed(levels, qy) };
+                let sum = if S::VNNI { s.dot4_acc(neg_corr, levels, qy) } else { s.dot4_signed(levels, qy) };
                 let d = s.fmul(dy, s.fsplat(s.f16(bx.d.bits())));
                 acc[r][h] = s.fmadd(d, s.cvt_i32(sum), acc[r][h]);
             }

@@ -3,6 +3,7 @@
 //! (`maddubs`), times the sub-block scales into 8 i32 lanes (`madd`), one fused
 //! `d * sum + acc` per super-block, `hsum` at the end. Integer sums are exact and every
 //! float operation is ggml's, in ggml's order, so results match ggml's x86 build bit for bit.
+//! (q2_K with VNNI forms the same i32 lanes in fewer instructions: `q2_k_scaled_levels`.)
 
 use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
@@ -85,22 +86,82 @@ pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
         let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
         acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
 
-        let all_scales = s.widen_i8_i16(s.and(mins_and_scales, m4));
-        let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
-        let mut sumi = s.zero();
-        for (j, &scale) in scales.iter().enumerate() {
-            let q2bits = s.load(arr(&bx.qs, 32 * j));
-            let mut p = [s.zero(); 4];
-            for (k, pk) in p.iter_mut().enumerate() {
-                let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
-                let dot = s.maddubs(q2, q8(s, by, 4 * j + k));
-                *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), dot);
+        let sumi = if S::VNNI {
+            q2_k_scaled_levels(s, bx, by, s.and(mins_and_scales, m4))
+        } else {
+            let all_scales = s.widen_i8_i16(s.and(mins_and_scales, m4));
+            let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
+            let mut sumi = s.zero();
+            for (j, &scale) in scales.iter().enumerate() {
+                let q2bits = s.load(arr(&bx.qs, 32 * j));
+                let mut p = [s.zero(); 4];
+                for (k, pk) in p.iter_mut().enumerate() {
+                    let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
+                    let dot = s.maddubs(q2, q8(s, by, 4 * j + k));
+                    *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), dot);
+                }
+                sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
             }
-            sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
-        }
+            sumi
+        };
         acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
     }
     s.hsum(acc)
+}
+
+/// Byte b of table `j`: in each half, byte 4k + q (q even) picks scale byte 8j + 2k (+ 1 in
+/// the high half), and odd bytes are zeroed: i16 lanes holding one 4-bit scale each.
+static Q2K_SCALE_PICK: [[u8; 32]; 2] = {
+    let mut t = [[0u8; 32]; 2];
+    let mut j = 0;
+    while j < 2 {
+        let mut b = 0;
+        while b < 32 {
+            let (half, k, q) = (b / 16, (b % 16) / 4, b % 4);
+            t[j][b] = if q % 2 == 1 { 0x80 } else { (8 * j + 2 * k + half) as u8 };
+            b += 1;
+        }
+        j += 1;
+    }
+    t
+};
+
+/// The bytes 0, 1, 2, 3 repeated: as i16 lanes 0x0100 and 0x0302, which times a scale s
+/// below 64 give the bytes 0, s, 2s, 3s.
+static LEVELS_0123: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut b = 0;
+    while b < 32 {
+        t[b] = (b % 4) as u8;
+        b += 1;
+    }
+    t
+};
+
+/// q2_K's scaled level sums with VNNI, lane for lane ggml's: each 2-bit level times its
+/// sub-block's 4-bit scale (at most 45) is looked up in a per-block table of q * scale
+/// (`vpshufb`, index q + 4k), then one `vpdpbusd` adds four such bytes times the activations
+/// into an i32 lane. ggml's lane is the scale times the same four products (`maddubs`, then
+/// `madd` by the scale), so every lane holds the same integer, and the float steps after
+/// are unchanged. Per 32 weights a shift, a mask, a lookup and a `vpdpbusd` where ggml's form
+/// takes a shift, a mask, a `maddubs`, a scale shuffle, a `madd` and an add; four
+/// accumulators, as one `vpdpbusd` waits on the last. `scales` holds the 16 scale bytes in
+/// both halves.
+#[inline(always)]
+fn q2_k_scaled_levels<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V) -> S::V {
+    let m3 = s.splat_i8(3);
+    let levels = s.load(&LEVELS_0123);
+    let mut sums = [s.zero(); 4];
+    for (j, pick) in Q2K_SCALE_PICK.iter().enumerate() {
+        let table = s.mullo_i16(s.shuffle_i8(scales, s.load(pick)), levels);
+        let q2bits = s.load(arr(&bx.qs, 32 * j));
+        for (k, sum) in sums.iter_mut().enumerate() {
+            let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
+            let scaled = s.shuffle_i8(table, s.or(q2, s.splat_i8(4 * k as i8)));
+            *sum = s.dot4_acc(*sum, scaled, q8(s, by, 4 * j + k));
+        }
+    }
+    s.add_i32(s.add_i32(sums[0], sums[1]), s.add_i32(sums[2], sums[3]))
 }
 
 #[inline(always)]

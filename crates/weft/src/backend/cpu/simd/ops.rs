@@ -25,9 +25,10 @@ pub(crate) trait Simd: Copy {
     type V: Copy;
     type F: Copy;
 
-    /// Whether `dot4` is exact for every unsigned byte `u` (VNNI's `vpdpbusd`), not only
-    /// below 128 with pairs inside i16 (AVX2's `maddubs`, NEON's signed `sdot`).
-    const U8_DOT_EXACT: bool = false;
+    /// Whether `dot4` is VNNI's `vpdpbusd`: exact for every unsigned byte `u` (not only below
+    /// 128 with pairs inside i16, as AVX2's `maddubs` and NEON's signed `sdot` need), and one
+    /// instruction with its accumulation (`dot4_acc`). Kernels pick forms by it.
+    const VNNI: bool = false;
 
     // ---- loads, stores, constants -------------------------------------------------------
 
@@ -92,6 +93,18 @@ pub(crate) trait Simd: Copy {
     fn maddubs(self, u: Self::V, s: Self::V) -> Self::V;
     /// i32 lane j = a[2j] * b[2j] + a[2j+1] * b[2j+1] over i16 lanes (`_mm256_madd_epi16`).
     fn madd_i16(self, a: Self::V, b: Self::V) -> Self::V;
+    /// i16 lanes a * b, the low 16 bits (`_mm256_mullo_epi16`).
+    #[inline(always)]
+    fn mullo_i16(self, a: Self::V, b: Self::V) -> Self::V {
+        let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
+        self.store(a, &mut x);
+        self.store(b, &mut y);
+        for (u, v) in x.chunks_exact_mut(2).zip(y.chunks_exact(2)) {
+            let p = i16::from_le_bytes([u[0], u[1]]).wrapping_mul(i16::from_le_bytes([v[0], v[1]]));
+            u.copy_from_slice(&p.to_le_bytes());
+        }
+        self.load(&x)
+    }
     /// i32 lanes 0..4 = sums of four i16 products, a[4l..4l+4] . b[4l..4l+4]; lanes 4..8 = 0
     /// (`_mm256_madd_epi16`, then `_mm_hadd_epi32` of its halves: ggml's K-quant minimums).
     fn madd_i16_x4(self, a: Self::V, b: Self::V) -> Self::V;

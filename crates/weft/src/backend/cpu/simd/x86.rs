@@ -212,6 +212,10 @@ macro_rules! avx2_ops {
             unsafe { _mm256_madd_epi16(a, b) }
         }
         #[inline(always)]
+        fn mullo_i16(self, a: __m256i, b: __m256i) -> __m256i {
+            unsafe { _mm256_mullo_epi16(a, b) }
+        }
+        #[inline(always)]
         fn madd_i16_x4(self, a: __m256i, b: __m256i) -> __m256i {
             unsafe {
                 let m = _mm256_madd_epi16(a, b);
@@ -314,7 +318,7 @@ impl Simd for Avx2 {
 impl Simd for Avx512 {
     avx2_ops!();
 
-    const U8_DOT_EXACT: bool = true;
+    const VNNI: bool = true;
 
     #[inline(always)]
     fn dot4(self, u: __m256i, s: __m256i) -> __m256i {

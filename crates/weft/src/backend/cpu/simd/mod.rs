@@ -100,8 +100,9 @@ impl RowDot {
     }
 
     /// Whether [`RowDot::dot2`] and [`RowDot::dot4`] give `dot`'s bits with activation row
-    /// `y`: q4_0's several-row kernel drops the sign trick, which reads a -128 level (only a
-    /// NaN input makes one) differently; every other type, any row.
+    /// `y`: the several-row kernels of q4_0, q5_0 and (VNNI) iq4_nl drop the sign trick,
+    /// which reads a -128 level (only a NaN input makes one) differently; every other type,
+    /// any row.
     pub fn pairs_ok(&self, y: &[u8]) -> bool {
         !matches!(self.ty, Type::Q4_0 | Type::Q5_0 | Type::IQ4_NL)
             || bytemuck::cast_slice::<u8, quant::BlockQ8_0>(y).iter().all(|b| !b.qs.contains(&i8::MIN))

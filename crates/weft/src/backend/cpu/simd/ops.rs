@@ -155,7 +155,8 @@ pub(crate) trait Simd: Copy {
     }
 
     /// The two halves at `p` as f32 in lanes 0 and 1, exactly (`vcvtph2ps` on x86, the
-    /// table elsewhere); the other lanes 0. A block's two leading scales in one conversion.
+    /// table elsewhere; a signalling NaN may come back quiet); the other lanes 0. A block's
+    /// two leading scales in one conversion.
     #[inline(always)]
     fn f16x2(self, p: &[u8; 4]) -> Self::F {
         let mut x = [0f32; 8];

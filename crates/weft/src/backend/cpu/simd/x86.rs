@@ -329,9 +329,9 @@ impl Simd for Avx512 {
     fn dot4_acc(self, acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
         unsafe { _mm256_dpbusd_epi32(acc, u, s) }
     }
-    /// `v` where the bits are set by one zero-masked move (AVX-512BW/VL), where spreading the
-    /// bits to bytes takes four ops; the add stays unmasked so LLVM may fold it with the
-    /// nibble mask (a masked add became an or and a blend).
+    /// `v` where the bits are set by one mask move (AVX-512BW/VL), where spreading the bits to
+    /// bytes takes four ops. (On q5's nibbles, whose bit 4 is clear, LLVM emits this as an or
+    /// and a masked blend, written as a masked add too.)
     #[inline(always)]
     fn add_where(self, x: __m256i, bits: u32, v: __m256i) -> __m256i {
         unsafe { _mm256_add_epi8(x, _mm256_maskz_mov_epi8(bits, v)) }

@@ -144,8 +144,9 @@ rows_table! {
 // Four rows keep four weight streams in flight where two left the core waiting on memory:
 // q4_0 4096 x 14336 mat-vec, 2 threads, alternating calls, best us: 1526 / 1552 -> 1282 /
 // 1294 on AVX-512 VNNI, 1582 / 1562 -> 1395 / 1385 on AVX2 (Zen 4). q8_0's four-row form
-// measured no faster (1718 / 1781 vs 1796 / 1909; again with `prefetch::row_block`, 1390 /
-// 1390 vs 1475 / 1437): it keeps its one-row loop (its pair on AVX2). q4_1, q5_0 and q5_1
+// measured no faster (1718 / 1781 vs 1796 / 1909; again with `prefetch::row_block`, four
+// alternating runs, best us: four rows 1376 / 1164 / 1390 / 1437 against one row 1441 / 1206
+// / 1475 / 1390): it keeps its one-row loop (its pair on AVX2). q4_1, q5_0 and q5_1
 // gained once their rows' per-block scalar work went (see their kernels): one row against
 // four, AVX-512 VNNI, best us, both orders: q4_1 1361 / 1391 -> 1162 / 1113, q5_0 1467 /
 // 1459 -> 1218 / 1237, q5_1 1548 / 1541 -> 1388 / 1414; from L1, cycles a block: 4.5 ->

@@ -4,10 +4,11 @@
 // panics, errors without a WEFT_ code, throws that are not Errors.
 //   npm run fuzz -- --seconds 600 --seed 7
 import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { HANG_EXIT, merge, newTally, uncodedCount, type Tally } from './outcome.ts'
 
@@ -49,8 +50,14 @@ const root = path.resolve(here, '../..')
 /** Data-size cap for workers (RLIMIT_DATA: heap and private mappings, not V8 and wasm reservations), so a fuzzed size cannot take the machine's memory. */
 const MEMORY_LIMIT_KB = 6_000_000
 
+/**
+ * tsx by URL: a worker runs in a scratch directory (below), where `--import tsx` would not
+ * resolve; its tsconfig is named for the same reason.
+ */
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+
 function workerArgs(kind: Kind, seed: number, size: string[], journal: string): string[] {
-  return ['--import', 'tsx', path.join(here, `${kind}-worker.ts`), '--seed', String(seed), ...size, '--journal', journal]
+  return ['--import', tsx, path.join(here, `${kind}-worker.ts`), '--seed', String(seed), ...size, '--journal', journal]
 }
 
 /** Run one batch in a child process. */
@@ -58,6 +65,10 @@ function runBatch(kind: Kind, seed: number, sizeOverride?: string[]): Promise<{ 
   const b = BATCHES[kind]
   const size = sizeOverride ?? b.size
   const journal = path.join(os.tmpdir(), `weft-fuzz-${process.pid}-${kind}-${seed}.log`)
+  // The API fuzzer calls Gguf.writeFile and open with strings from its pool ('CPU', 'f32',
+  // ...) as relative paths: in the repository they wrote GGUF files into its root (found
+  // committed), so each batch runs in a directory of its own, removed after.
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), `weft-fuzz-${kind}-`))
   const args = workerArgs(kind, seed, size, journal)
   const reproduce = `node ${args.slice(0, -2).map((a) => (a.includes(' ') ? JSON.stringify(a) : a)).join(' ')}`
   const quoted = [process.execPath, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
@@ -68,9 +79,13 @@ function runBatch(kind: Kind, seed: number, sizeOverride?: string[]): Promise<{ 
         ? [process.execPath, args]
         : ['sh', ['-c', `ulimit -d ${MEMORY_LIMIT_KB} 2>/dev/null; exec ${quoted}`]]
     const child = spawn(cmd, cmdArgs, {
-      cwd: root,
+      cwd: scratch,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? os.tmpdir() },
+      env: {
+        ...process.env,
+        XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? os.tmpdir(),
+        TSX_TSCONFIG_PATH: path.join(root, 'tsconfig.json'),
+      },
     })
     let out = ''
     let err = ''
@@ -81,6 +96,7 @@ function runBatch(kind: Kind, seed: number, sizeOverride?: string[]): Promise<{ 
       clearTimeout(timer)
       const lines = fs.existsSync(journal) ? fs.readFileSync(journal, 'utf8').trimEnd().split('\n') : []
       fs.rmSync(journal, { force: true })
+      fs.rmSync(scratch, { recursive: true, force: true })
       const last = out.trim().split('\n').pop() ?? ''
       let tally: (Tally & Record<string, unknown>) | undefined
       try {

@@ -19,7 +19,7 @@ pub(crate) fn iq4_nl<S: Simd>(s: S, x: &[BlockIq4Nl], y: &[BlockQ8_0]) -> f32 {
     for i in 0..pairs {
         let (x0, x1, y0, y1) = (&x[2 * i], &x[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
         // 36 bytes a step: one request each covers every line.
-        prefetch::block::<S, _, 1>(s, x0);
+        prefetch::block(s, x0);
         let p1 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x0.qs)), s.load(bytes_of(&y0.qs)));
         let p2 = s.dot4_signed(s.shuffle_i8(values, s.nibbles(&x1.qs)), s.load(bytes_of(&y1.qs)));
         acc1 = s.fmadd(s.fsplat(s.f16(y0.d.bits()) * s.f16(x0.d.bits())), s.cvt_i32(p1), acc1);

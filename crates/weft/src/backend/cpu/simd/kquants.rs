@@ -74,7 +74,6 @@ fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
-    let m3 = s.splat_i8(3);
     let m4 = s.splat_i8(0xf);
     let mut acc = s.fzero();
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
@@ -86,27 +85,32 @@ pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
         let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
         acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
 
-        let sumi = if S::VNNI {
-            q2_k_scaled_levels(s, bx, by, s.and(mins_and_scales, m4))
-        } else {
-            let all_scales = s.widen_i8_i16(s.and(mins_and_scales, m4));
-            let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
-            let mut sumi = s.zero();
-            for (j, &scale) in scales.iter().enumerate() {
-                let q2bits = s.load(arr(&bx.qs, 32 * j));
-                let mut p = [s.zero(); 4];
-                for (k, pk) in p.iter_mut().enumerate() {
-                    let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
-                    let dot = s.maddubs(q2, q8(s, by, 4 * j + k));
-                    *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), dot);
-                }
-                sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
-            }
-            sumi
-        };
+        let scales = s.and(mins_and_scales, m4);
+        let sumi = if S::VNNI { q2_k_scaled_levels(s, bx, by, scales) } else { q2_k_scale_products(s, bx, by, scales) };
         acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
     }
     s.hsum(acc)
+}
+
+/// q2_K's scaled level sums as ggml's AVX2 kernel forms them: levels times activations in
+/// i16 pairs (`maddubs`), times the sub-block scales (`madd`). `scales` holds the 16 scale
+/// bytes in both halves.
+#[inline(always)]
+fn q2_k_scale_products<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V) -> S::V {
+    let m3 = s.splat_i8(3);
+    let all_scales = s.widen_i8_i16(scales);
+    let mut sumi = s.zero();
+    for (j, scale) in [s.dup_lo(all_scales), s.dup_hi(all_scales)].into_iter().enumerate() {
+        let q2bits = s.load(arr(&bx.qs, 32 * j));
+        let mut p = [s.zero(); 4];
+        for (k, pk) in p.iter_mut().enumerate() {
+            let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
+            let dot = s.maddubs(q2, q8(s, by, 4 * j + k));
+            *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), dot);
+        }
+        sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
+    }
+    sumi
 }
 
 /// Byte b of table `j`: in each half, byte 4k + q (q even) picks scale byte 8j + 2k (+ 1 in
@@ -126,18 +130,6 @@ static Q2K_SCALE_PICK: [[u8; 32]; 2] = {
     t
 };
 
-/// The bytes 0, 1, 2, 3 repeated: as i16 lanes 0x0100 and 0x0302, which times a scale s
-/// below 64 give the bytes 0, s, 2s, 3s.
-static LEVELS_0123: [u8; 32] = {
-    let mut t = [0u8; 32];
-    let mut b = 0;
-    while b < 32 {
-        t[b] = (b % 4) as u8;
-        b += 1;
-    }
-    t
-};
-
 /// q2_K's scaled level sums with VNNI, lane for lane ggml's: each 2-bit level times its
 /// sub-block's 4-bit scale (at most 45) is looked up in a per-block table of q * scale
 /// (`vpshufb`, index q + 4k), then one `vpdpbusd` adds four such bytes times the activations
@@ -150,7 +142,9 @@ static LEVELS_0123: [u8; 32] = {
 #[inline(always)]
 fn q2_k_scaled_levels<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V) -> S::V {
     let m3 = s.splat_i8(3);
-    let levels = s.load(&LEVELS_0123);
+    // The bytes 0, 1, 2, 3 repeated: as i16 lanes 0x0100 and 0x0302, which times a scale s
+    // below 64 give the bytes 0, s, 2s, 3s.
+    let levels = s.splat_i32(0x0302_0100);
     let mut sums = [s.zero(); 4];
     for (j, pick) in Q2K_SCALE_PICK.iter().enumerate() {
         let table = s.mullo_i16(s.shuffle_i8(scales, s.load(pick)), levels);

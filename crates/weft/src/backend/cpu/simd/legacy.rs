@@ -93,36 +93,25 @@ pub(crate) trait LegacyBlock: bytemuck::Pod {
     fn levels<S: Simd>(&self, s: S) -> S::V;
 }
 
-impl LegacyBlock for BlockQ4_0 {
-    const OFFSET: i8 = 8;
-    #[inline(always)]
-    fn levels<S: Simd>(&self, s: S) -> S::V {
-        s.nibbles(&self.qs)
-    }
+/// The trait for each block: its offset, and its levels from the block `$b`.
+macro_rules! legacy_blocks {
+    ($($block:ty: $offset:literal, |$b:ident, $s:ident| $levels:expr;)*) => {$(
+        impl LegacyBlock for $block {
+            const OFFSET: i8 = $offset;
+            #[inline(always)]
+            fn levels<S: Simd>(&self, $s: S) -> S::V {
+                let $b = self;
+                $levels
+            }
+        }
+    )*};
 }
 
-impl LegacyBlock for BlockQ4_1 {
-    const OFFSET: i8 = 0;
-    #[inline(always)]
-    fn levels<S: Simd>(&self, s: S) -> S::V {
-        s.nibbles(&self.qs)
-    }
-}
-
-impl LegacyBlock for BlockQ5_0 {
-    const OFFSET: i8 = 16;
-    #[inline(always)]
-    fn levels<S: Simd>(&self, s: S) -> S::V {
-        s.add_where(s.nibbles(&self.qs), u32::from_le_bytes(self.qh), s.splat_i8(16))
-    }
-}
-
-impl LegacyBlock for BlockQ5_1 {
-    const OFFSET: i8 = 0;
-    #[inline(always)]
-    fn levels<S: Simd>(&self, s: S) -> S::V {
-        s.add_where(s.nibbles(&self.qs), u32::from_le_bytes(self.qh), s.splat_i8(16))
-    }
+legacy_blocks! {
+    BlockQ4_0: 8, |b, s| s.nibbles(&b.qs);
+    BlockQ4_1: 0, |b, s| s.nibbles(&b.qs);
+    BlockQ5_0: 16, |b, s| s.add_where(s.nibbles(&b.qs), u32::from_le_bytes(b.qh), s.splat_i8(16));
+    BlockQ5_1: 0, |b, s| s.add_where(s.nibbles(&b.qs), u32::from_le_bytes(b.qh), s.splat_i8(16));
 }
 
 /// The block's first four bytes (its f16 `d`, then `m` where it has one).

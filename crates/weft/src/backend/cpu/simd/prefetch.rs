@@ -37,36 +37,36 @@ use super::ops::Simd;
 /// the rows it reads at once (each of `R` rows asks `AHEAD / R` bytes ahead of itself).
 const AHEAD: usize = 8192;
 
-/// Ask for the cache lines of the `size_of::<B>()` bytes `AHEAD / R` bytes past `block`, a
-/// block of one of the `R` rows a kernel reads at once (one request per 64 bytes; blocks
-/// smaller than a line ask for one).
+/// Ask for the cache lines of `size` bytes at `p` (one request per 64 bytes; fewer than a
+/// line ask for one).
 #[inline(always)]
-pub(super) fn block<S: Simd, B, const R: usize>(s: S, block: &B) {
-    let p = (block as *const B as *const u8).wrapping_add(AHEAD / R);
+fn lines<S: Simd>(s: S, p: *const u8, size: usize) {
     let mut off = 0;
-    while off < std::mem::size_of::<B>() {
+    while off < size {
         s.prefetch(p.wrapping_add(off));
         off += 64;
     }
 }
 
-/// [`block`] for block `i` of `row`, one of the `R` rows a kernel reads at once: past the
-/// row's end, the request goes `R - 1` rows further on, to the row this one's place takes in
-/// the next group of `R` (MUL_MAT reads a chunk's rows in groups of `R`, one after another,
-/// and a contiguous a holds them back to back). Without the skip, the last `AHEAD / R` bytes
-/// of each row asked for the start of the next row, which the kernel was reading already,
-/// and the next group's rows started unrequested.
+/// Ask for the `size_of::<B>()` bytes `AHEAD` bytes past `block`, a block of the one row a
+/// kernel reads (past the row's end that is the next row, which it reads next).
+#[inline(always)]
+pub(super) fn block<S: Simd, B>(s: S, block: &B) {
+    lines(s, (block as *const B as *const u8).wrapping_add(AHEAD), std::mem::size_of::<B>());
+}
+
+/// [`block`] for block `i` of `row`, one of the `R` rows a kernel reads at once, `AHEAD / R`
+/// bytes ahead: past the row's end, the request goes `R - 1` rows further on, to the row this
+/// one's place takes in the next group of `R` (MUL_MAT reads a chunk's rows in groups of `R`,
+/// one after another, and a contiguous a holds them back to back). Without the skip, the last
+/// `AHEAD / R` bytes of each row asked for the start of the next row, which the kernel was
+/// reading already, and the next group's rows started unrequested.
 #[inline(always)]
 pub(super) fn row_block<S: Simd, B, const R: usize>(s: S, row: &[B], i: usize) {
     let size = std::mem::size_of::<B>();
     let (len, off) = (std::mem::size_of_val(row), i * size + AHEAD / R);
     let skip = if off >= len { (R - 1) * len } else { 0 };
-    let p = (row.as_ptr() as *const u8).wrapping_add(off + skip);
-    let mut line = 0;
-    while line < size {
-        s.prefetch(p.wrapping_add(line));
-        line += 64;
-    }
+    lines(s, (row.as_ptr() as *const u8).wrapping_add(off + skip), size);
 }
 
 /// `x.iter()` that asks for the weights `AHEAD` bytes on as it hands out each block (an
@@ -86,7 +86,7 @@ impl<'a, S: Simd, B> Iterator for Ahead<'a, S, B> {
     #[inline(always)]
     fn next(&mut self) -> Option<&'a B> {
         let b = self.it.next()?;
-        block::<S, B, 1>(self.s, b);
+        block(self.s, b);
         Some(b)
     }
     #[inline(always)]

@@ -320,8 +320,8 @@ fn several_row_dots_equal_one_row_dots_bit_for_bit() {
             }
         }
     }
-    // A -128 level (a NaN quantized into q8_0) keeps q4_0 and q5_0 rows off the several-row
-    // kernels.
+    // A -128 level (a NaN quantized into q8_0) keeps q4_0, q5_0 and iq4_nl rows off the
+    // several-row kernels.
     for ty in [Type::Q4_0, Type::Q5_0, Type::IQ4_NL] {
         let k = RowDot::best(ty).unwrap();
         let mut y = activation_row(ty, 64, false, &mut rng);

@@ -3,7 +3,8 @@
 //! (`maddubs`), times the sub-block scales into 8 i32 lanes (`madd`), one fused
 //! `d * sum + acc` per super-block, `hsum` at the end. Integer sums are exact and every
 //! float operation is ggml's, in ggml's order, so results match ggml's x86 build bit for bit.
-//! (q2_K with VNNI forms the same i32 lanes in fewer instructions: `q2_k_scaled_levels`.)
+//! (q2_K and q3_K with VNNI form the same i32 lanes in fewer instructions:
+//! `q2_k_scaled_levels`, `q3_k_rows`.)
 
 use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
@@ -158,46 +159,131 @@ fn q2_k_scaled_levels<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V)
     s.add_i32(s.add_i32(sums[0], sums[1]), s.add_i32(sums[2], sums[3]))
 }
 
+/// q3_K's 16 scales as ggml unpacks them (6 bits less 32), one a byte, in both halves.
 #[inline(always)]
-pub(crate) fn q3_k<S: Simd>(s: S, x: &[BlockQ3K], y: &[BlockQ8K]) -> f32 {
+fn q3_k_scales<S: Simd>(s: S, scales: &[u8; 12]) -> S::V {
     const KMASK1: u32 = 0x0303_0303;
     const KMASK2: u32 = 0x0f0f_0f0f;
-    let m3 = s.splat_i8(3);
-    let mone = s.splat_i8(1);
-    let mut acc = s.fzero();
-    for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
+    let aux: [u32; 3] = std::array::from_fn(|i| u32::from_le_bytes(*arr(scales, 4 * i)));
+    let w = [
+        (aux[0] & KMASK2) | ((aux[2] & KMASK1) << 4),
+        (aux[1] & KMASK2) | (((aux[2] >> 2) & KMASK1) << 4),
+        ((aux[0] >> 4) & KMASK2) | (((aux[2] >> 4) & KMASK1) << 4),
+        ((aux[1] >> 4) & KMASK2) | (((aux[2] >> 6) & KMASK1) << 4),
+    ];
+    s.sub_i8(s.set_u32([w[0], w[1], w[2], w[3], w[0], w[1], w[2], w[3]]), s.splat_i8(32))
+}
 
-        let aux: [u32; 3] = std::array::from_fn(|i| u32::from_le_bytes(*arr(&bx.scales, 4 * i)));
-        let words = [
-            (aux[0] & KMASK2) | ((aux[2] & KMASK1) << 4),
-            (aux[1] & KMASK2) | (((aux[2] >> 2) & KMASK1) << 4),
-            ((aux[0] >> 4) & KMASK2) | (((aux[2] >> 4) & KMASK1) << 4),
-            ((aux[1] >> 4) & KMASK2) | (((aux[2] >> 6) & KMASK1) << 4),
-        ];
-        let scales128 = s.sub_i8(s.set_u32([words[0], words[1], words[2], words[3], 0, 0, 0, 0]), s.splat_i8(32));
-        let all_scales = s.widen_i8_i16(scales128);
-        let scales = [s.dup_lo(all_scales), s.dup_hi(all_scales)];
+/// ggml's i32 lanes for 32 weights of q3_K (vector `k` of half `j`): the 2-bit levels less 4
+/// where the high bit is clear, times the activations in i16 pairs (`maddubs` twice), times
+/// the scales (`scales`: the half's i16 scales in both halves) by `madd`.
+#[inline(always)]
+fn q3_k_products<S: Simd>(s: S, q3bits: S::V, hbits: S::V, scales: S::V, j: usize, k: usize, q8k: S::V) -> S::V {
+    let bit = (4 * j + k) as u32;
+    let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), s.splat_i8(3));
+    // 4 where the high bit is clear: subtracting it gives the signed level.
+    let q3h = s.sll_i16(s.srl_i16(s.andnot(hbits, s.sll_i16(s.splat_i8(1), bit)), bit), 2);
+    let p16 = s.sub_i16(s.maddubs(q3l, q8k), s.maddubs(q3h, q8k));
+    s.madd_i16(s.shuffle_i8(scales, s.load(&SHUF_Q3K[k])), p16)
+}
 
-        let hbits = s.load(&bx.hmask);
-        let mut sumi = s.zero();
-        for (j, &scale) in scales.iter().enumerate() {
-            let q3bits = s.load(arr(&bx.qs, 32 * j));
-            let mut p = [s.zero(); 4];
-            for (k, pk) in p.iter_mut().enumerate() {
-                let bit = (4 * j + k) as u32;
-                let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), m3);
-                // 4 where the high bit is clear: subtracting it gives the signed level.
-                let q3h = s.sll_i16(s.srl_i16(s.andnot(hbits, s.sll_i16(mone, bit)), bit), 2);
-                let q8k = q8(s, by, 4 * j + k);
-                let p16 = s.sub_i16(s.maddubs(q3l, q8k), s.maddubs(q3h, q8k));
-                *pk = s.madd_i16(s.shuffle_i8(scale, s.load(&SHUF_Q3K[k])), p16);
-            }
-            sumi = s.add_i32(sumi, s.add_i32(s.add_i32(p[0], p[1]), s.add_i32(p[2], p[3])));
+/// Byte shuffles of a half's i16 scales (as [`q3_k_products`] takes them) for vectors
+/// `2p` and `2p + 1` of the half: each i32 lane of the low half holds the scales of their low
+/// halves (scales 4p and 4p + 2), of the high half those of their high halves.
+static Q3K_PAIR_SHUF: [[u8; 32]; 2] = {
+    let mut t = [[0u8; 32]; 2];
+    let mut p = 0;
+    while p < 2 {
+        let mut b = 0;
+        while b < 32 {
+            let (half, slot) = (b / 16, b % 4);
+            let scale = 4 * p + half + 2 * (slot / 2);
+            t[p][b] = (2 * scale + slot % 2) as u8;
+            b += 1;
         }
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+        p += 1;
     }
-    s.hsum(acc)
+    t
+};
+
+/// With VNNI, the unsigned level of 32 weights of q3_K (vector `k` of half `j`: the 2-bit
+/// level plus 4 where the high bit is set) times four activations by one `vpdpbusd` from
+/// `neg4y`, -4 times the same activations' sums: i32 lanes of sum(level * y), exact, whose
+/// magnitude (at most 2048) fits an i16.
+#[inline(always)]
+fn q3_k_level_dots<S: Simd>(s: S, q3bits: S::V, hbits: S::V, j: usize, k: usize, q8k: S::V, neg4y: S::V) -> S::V {
+    let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), s.splat_i8(3));
+    let u = s.add_where_bit(q3l, hbits, (4 * j + k) as u32, s.splat_i8(4));
+    s.dot4_acc(neg4y, u, q8k)
+}
+
+/// q3_K over `R` rows a pass (one row is the one-row kernel), each row's i32 lanes ggml's.
+/// With VNNI the level dots come from `vpdpbusd` ([`q3_k_level_dots`], the rows sharing each
+/// -4 * y), and two vectors' dots, paired as i16 (`vpermt2w`), take their scales in one
+/// `madd`: lane l gets s * dot + s' * dot', the integer ggml's two `madd`s add there. About
+/// eight ops a row per 32 weights (the shared ones halved) where ggml's form takes ten.
+/// Pairing by shift and blend instead of `vpermt2w` measured slower in the pair (19.4 against
+/// 18.7 ticks a super-block and row from L1), a `vpmulld` by i32 scales a vector slower still
+/// (19.1, one more op).
+#[inline(always)]
+pub(crate) fn q3_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ3K]; R], y: &[BlockQ8K]) -> [f32; R] {
+    let n = y.len();
+    let x = x.map(|r| &r[..n]);
+    let mut acc = [s.fzero(); R];
+    for (i, by) in y.iter().enumerate() {
+        let (mut scales, mut hbits, mut sumi) = ([s.zero(); R], [s.zero(); R], [[s.zero(); R]; 2]);
+        for r in 0..R {
+            if R == 1 {
+                prefetch::row_block::<S, _, R>(s, x[r], i);
+            } else {
+                prefetch::row_block_far::<S, _, R>(s, x[r], i);
+            }
+            scales[r] = s.widen_i8_i16(q3_k_scales(s, &x[r][i].scales));
+            hbits[r] = s.load(&x[r][i].hmask);
+        }
+        for (j, sumi) in sumi.iter_mut().enumerate() {
+            let (mut q3bits, mut half) = ([s.zero(); R], [s.zero(); R]);
+            for r in 0..R {
+                q3bits[r] = s.load(arr(&x[r][i].qs, 32 * j));
+                half[r] = if j == 0 { s.dup_lo(scales[r]) } else { s.dup_hi(scales[r]) };
+            }
+            for (p, pair_shuf) in Q3K_PAIR_SHUF.iter().enumerate() {
+                let (k0, k1) = (2 * p, 2 * p + 1);
+                let (y0, y1) = (q8(s, by, 4 * j + k0), q8(s, by, 4 * j + k1));
+                if S::VNNI {
+                    let four = s.splat_i8(4);
+                    let neg0 = s.sub_i32(s.zero(), s.dot4(four, y0));
+                    let neg1 = s.sub_i32(s.zero(), s.dot4(four, y1));
+                    for r in 0..R {
+                        let d0 = q3_k_level_dots(s, q3bits[r], hbits[r], j, k0, y0, neg0);
+                        let d1 = q3_k_level_dots(s, q3bits[r], hbits[r], j, k1, y1, neg1);
+                        let sc = s.shuffle_i8(half[r], s.load(pair_shuf));
+                        sumi[r] = s.add_i32(sumi[r], s.madd_i16(s.interleave_lo16(d0, d1), sc));
+                    }
+                } else {
+                    for r in 0..R {
+                        let p0 = q3_k_products(s, q3bits[r], hbits[r], half[r], j, k0, y0);
+                        let p1 = q3_k_products(s, q3bits[r], hbits[r], half[r], j, k1, y1);
+                        sumi[r] = s.add_i32(sumi[r], s.add_i32(p0, p1));
+                    }
+                }
+            }
+        }
+        for r in 0..R {
+            let d = by.d.get() * s.f16(x[r][i].d.bits());
+            acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi[0][r], sumi[1][r])), acc[r]);
+        }
+    }
+    let mut out = [0f32; R];
+    for r in 0..R {
+        out[r] = s.hsum(acc[r]);
+    }
+    out
+}
+
+#[inline(always)]
+pub(crate) fn q3_k<S: Simd>(s: S, x: &[BlockQ3K], y: &[BlockQ8K]) -> f32 {
+    q3_k_rows::<S, 1>(s, [x], y)[0]
 }
 
 /// The 6-bit scales and mins of q4_K / q5_K as ggml's kernels unpack them: four words,

@@ -130,11 +130,14 @@ impl RowDot {
 /// q5_1 spreads each row's fifth bits to bytes with three constants, iq4_nl keeps two
 /// accumulators a row and the sign trick): alternating calls, best us, one row against
 /// several: q5_1 1648 / 1666 against 2263 / 2289, iq4_nl 1237 / 1264 against 1351 / 1363
-/// (q5_0 gains there: 1601 / 1612 -> 1494 / 1482).
+/// (q5_0 gains there: 1601 / 1612 -> 1494 / 1482). q3_K's pair runs only with VNNI, where its
+/// rows share work: on AVX2 (ggml's form a row) it was faster from L1 but slower in the
+/// mat-vec, best us one row against two 1044 / 1021 against 1244 / 1244.
 fn rows_pay(ty: Type, isa: Isa, rows: usize) -> bool {
     match (ty, isa) {
         (Type::Q8_0, Isa::Avx512Vnni) => rows != 2,
         (Type::Q5_1 | Type::IQ4_NL, Isa::Avx2 | Isa::Avx512) => false,
+        (Type::Q3_K, _) => isa == Isa::Avx512Vnni,
         _ => true,
     }
 }

@@ -105,6 +105,12 @@ pub(crate) trait Simd: Copy {
         }
         self.load(&x)
     }
+    /// i32 lane l = the low 16 bits of `a`'s lane l, then those of `b`'s above them: two
+    /// vectors of i16-sized i32 lanes as i16 pairs for `madd_i16` (`vpermt2w`).
+    #[inline(always)]
+    fn interleave_lo16(self, a: Self::V, b: Self::V) -> Self::V {
+        map_i32(self, a, b, |x, y| (x & 0xffff) | (y << 16))
+    }
     /// i32 lanes 0..4 = sums of four i16 products, a[4l..4l+4] . b[4l..4l+4]; lanes 4..8 = 0
     /// (`_mm256_madd_epi16`, then `_mm_hadd_epi32` of its halves: ggml's K-quant minimums).
     fn madd_i16_x4(self, a: Self::V, b: Self::V) -> Self::V;
@@ -215,6 +221,13 @@ pub(crate) trait Simd: Copy {
         self.add_i8(x, self.and(self.bits_to_bytes(bits), v))
     }
 
+    /// `x` plus `v` in the bytes whose byte of `m` has bit `bit` (< 8) set.
+    #[inline(always)]
+    fn add_where_bit(self, x: Self::V, m: Self::V, bit: u32, v: Self::V) -> Self::V {
+        let b = self.splat_i8((1u8 << bit) as i8);
+        self.add_i8(x, self.and(self.cmpeq_i8(self.and(m, b), b), v))
+    }
+
     /// ggml's `bytes_from_bits_32`: byte i = 0xff where bit i of `bits` is set, else 0.
     #[inline(always)]
     fn bits_to_bytes(self, bits: u32) -> Self::V {
@@ -235,6 +248,20 @@ pub(crate) trait Simd: Copy {
     fn maddubs_signed(self, x: Self::V, y: Self::V) -> Self::V {
         self.maddubs(self.sign_i8(x, x), self.sign_i8(y, x))
     }
+}
+
+/// `f` on the i32 lanes of `a` and `b`, lane by lane through memory: the portable form of
+/// an i32 operation only VNNI kernels call (the AVX-512 token has its own).
+#[inline(always)]
+fn map_i32<S: Simd>(s: S, a: S::V, b: S::V, f: impl Fn(i32, i32) -> i32) -> S::V {
+    let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
+    s.store(a, &mut x);
+    s.store(b, &mut y);
+    for (u, v) in x.chunks_exact_mut(4).zip(y.chunks_exact(4)) {
+        let r = f(i32::from_le_bytes([u[0], u[1], u[2], u[3]]), i32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+        u.copy_from_slice(&r.to_le_bytes());
+    }
+    s.load(&x)
 }
 
 /// ggml's `keven_signs_q2xs`: 7 stored sign bits (plus the even-parity eighth) as 8 bytes

@@ -129,7 +129,9 @@ macro_rules! rows_table {
 
 // Types whose one-row kernel waits on its accumulator's chain of fused adds: measured
 // (4096 x 14336 mat-vec, 2 threads) q4_0 1663 -> 1473 us, q8_0 1875-2073 -> 1607-1704 us.
-// q4_1, q5_0 and q5_1 have pairs for the rows left over by the four-row loop.
+// q4_1, q5_0 and q5_1 have pairs for the rows left over by the four-row loop. q3_K's pair
+// (VNNI only, `rows_pay`) shares each 32 activations' -4 * y: from L1, 21.6-22.5 -> 18.7 ticks
+// a super-block and row; its four rows spill registers (21.4).
 rows_table! {
     /// The two-row vector kernel of `ty` on `isa`, for types that have one.
     dot2: 2;
@@ -139,6 +141,7 @@ rows_table! {
     Q5_0 => q5_0_x2: legacy::q5_0_rows;
     Q5_1 => q5_1_x2: legacy::q5_1_rows;
     IQ4_NL => iq4_nl_x2: iq4::iq4_nl_rows;
+    Q3_K => q3_k_x2: kquants::q3_k_rows;
 }
 
 // Four rows keep four weight streams in flight where two left the core waiting on memory:

@@ -316,6 +316,16 @@ fn several_row_dots_equal_one_row_dots_bit_for_bit() {
                     assert_eq!([v0.to_bits(), v1.to_bits()], [one[0], one[1]], "{ty} {isa:?} {nb} blocks raw={raw}");
                     let v = k.dot4(x.each_ref().map(|x| x.as_slice()), &y).map(f32::to_bits);
                     assert_eq!(v, one, "four rows: {ty} {isa:?} {nb} blocks raw={raw}");
+                    // The table's kernels also where `rows_pay` keeps them off this ISA.
+                    // SAFETY: the ISA is available; the rows are whole blocks of y's length.
+                    if let Some(f) = super::table::dot2(ty, isa) {
+                        let v = unsafe { f([&x[0], &x[1]], &y) }.map(f32::to_bits);
+                        assert_eq!(v, [one[0], one[1]], "table two rows: {ty} {isa:?} {nb} blocks raw={raw}");
+                    }
+                    if let Some(f) = super::table::dot4(ty, isa) {
+                        let v = unsafe { f(x.each_ref().map(|x| x.as_slice()), &y) }.map(f32::to_bits);
+                        assert_eq!(v, one, "table four rows: {ty} {isa:?} {nb} blocks raw={raw}");
+                    }
                 }
             }
         }

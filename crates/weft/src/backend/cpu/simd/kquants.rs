@@ -6,6 +6,7 @@
 //! (q2_K, q3_K, q4_K and q5_K with VNNI form the same i32 lanes in fewer instructions:
 //! `q2_k_scaled_levels`, `q3_k_rows`, `k4_chunk`.)
 
+use super::legacy::hsums;
 use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
 use crate::types::quant::{BlockQ2K, BlockQ3K, BlockQ4K, BlockQ5K, BlockQ6K, BlockQ8K};
@@ -274,11 +275,7 @@ pub(crate) fn q3_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ3K]; R], y: &
             acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi[0][r], sumi[1][r])), acc[r]);
         }
     }
-    let mut out = [0f32; R];
-    for r in 0..R {
-        out[r] = s.hsum(acc[r]);
-    }
-    out
+    hsums(s, acc)
 }
 
 #[inline(always)]

@@ -21,7 +21,7 @@ fn mul_sum_u8<S: Simd>(s: S, x: S::V, y: S::V) -> S::F {
 
 /// Each row's `hsum` (a loop, not `map`: see `ops.rs` on closures in kernels).
 #[inline(always)]
-fn hsums<S: Simd, const R: usize>(s: S, acc: [S::F; R]) -> [f32; R] {
+pub(super) fn hsums<S: Simd, const R: usize>(s: S, acc: [S::F; R]) -> [f32; R] {
     let mut out = [0f32; R];
     for (o, a) in out.iter_mut().zip(acc) {
         *o = s.hsum(a);

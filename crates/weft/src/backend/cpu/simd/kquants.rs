@@ -28,20 +28,23 @@ pub(super) static SHUF_Q3K: [[u8; 32]; 4] = {
     t
 };
 
-/// ggml's `get_scale_shuffle_k4`: table `i` spreads i16 scale `i` over all 16 lanes.
-pub(super) static SHUF_K4: [[u8; 32]; 8] = {
-    let mut t = [[0u8; 32]; 8];
+/// Byte shuffles, table `i` copying lane `i` (`W` bytes wide) of each half over the half.
+const fn lane_splats<const N: usize, const W: usize>() -> [[u8; 32]; N] {
+    let mut t = [[0u8; 32]; N];
     let mut i = 0;
-    while i < 8 {
+    while i < N {
         let mut b = 0;
         while b < 32 {
-            t[i][b] = (2 * i + b % 2) as u8;
+            t[i][b] = (W * i + b % W) as u8;
             b += 1;
         }
         i += 1;
     }
     t
-};
+}
+
+/// ggml's `get_scale_shuffle_k4`: table `i` spreads i16 scale `i` over all 16 lanes.
+pub(super) static SHUF_K4: [[u8; 32]; 8] = lane_splats::<8, 2>();
 
 /// ggml's `get_scale_shuffle` (in the low half): bytes 0..8 pick byte 2i, bytes 8..16 byte
 /// 2i + 1; widened to i16 this gives scale 2i in the low half, 2i + 1 in the high half.
@@ -175,13 +178,19 @@ fn q3_k_scales<S: Simd>(s: S, scales: &[u8; 12]) -> S::V {
     s.sub_i8(s.set_u32([w[0], w[1], w[2], w[3], w[0], w[1], w[2], w[3]]), s.splat_i8(32))
 }
 
+/// The 2-bit levels of vector `k` of a q3_K half (`q3bits`: the half's 32 bytes of `qs`).
+#[inline(always)]
+fn q3_k_low<S: Simd>(s: S, q3bits: S::V, k: usize) -> S::V {
+    s.and(s.srl_i16(q3bits, 2 * k as u32), s.splat_i8(3))
+}
+
 /// ggml's i32 lanes for 32 weights of q3_K (vector `k` of half `j`): the 2-bit levels less 4
 /// where the high bit is clear, times the activations in i16 pairs (`maddubs` twice), times
 /// the scales (`scales`: the half's i16 scales in both halves) by `madd`.
 #[inline(always)]
 fn q3_k_products<S: Simd>(s: S, q3bits: S::V, hbits: S::V, scales: S::V, j: usize, k: usize, q8k: S::V) -> S::V {
     let bit = (4 * j + k) as u32;
-    let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), s.splat_i8(3));
+    let q3l = q3_k_low(s, q3bits, k);
     // 4 where the high bit is clear: subtracting it gives the signed level.
     let q3h = s.sll_i16(s.srl_i16(s.andnot(hbits, s.sll_i16(s.splat_i8(1), bit)), bit), 2);
     let p16 = s.sub_i16(s.maddubs(q3l, q8k), s.maddubs(q3h, q8k));
@@ -213,7 +222,7 @@ static Q3K_PAIR_SHUF: [[u8; 32]; 2] = {
 /// magnitude (at most 2048) fits an i16.
 #[inline(always)]
 fn q3_k_level_dots<S: Simd>(s: S, q3bits: S::V, hbits: S::V, j: usize, k: usize, q8k: S::V, neg4y: S::V) -> S::V {
-    let q3l = s.and(s.srl_i16(q3bits, 2 * k as u32), s.splat_i8(3));
+    let q3l = q3_k_low(s, q3bits, k);
     let u = s.add_where_bit(q3l, hbits, (4 * j + k) as u32, s.splat_i8(4));
     s.dot4_acc(neg4y, u, q8k)
 }
@@ -375,32 +384,19 @@ fn k4_chunk<S: Simd>(
     sums: [&mut S::V; 2],
 ) {
     let (y0, y1) = (q8(s, y, 2 * j), q8(s, y, 2 * j + 1));
+    let [sum0, sum1] = sums;
     if S::VNNI {
         let pair = s.shuffle_i8(scales, s.load(&PAIR_K4[j]));
-        let [sum0, sum1] = sums;
         let sum = if j.is_multiple_of(2) { sum0 } else { sum1 };
         *sum = s.add_i32(*sum, scaled_pair(s, s.dot4(levels[0], y0), s.dot4(levels[1], y1), pair));
     } else {
-        let [sum0, sum1] = sums;
         *sum0 = s.add_i32(*sum0, s.madd_i16(s.shuffle_i8(scales, s.load(&shuf[2 * j])), s.maddubs(levels[0], y0)));
         *sum1 = s.add_i32(*sum1, s.madd_i16(s.shuffle_i8(scales, s.load(&shuf[2 * j + 1])), s.maddubs(levels[1], y1)));
     }
 }
 
 /// Byte shuffles that put i16 scales 2j and 2j + 1 of a half into every i32 lane of it.
-static PAIR_K4: [[u8; 32]; 4] = {
-    let mut t = [[0u8; 32]; 4];
-    let mut j = 0;
-    while j < 4 {
-        let mut b = 0;
-        while b < 32 {
-            t[j][b] = (4 * j + b % 4) as u8;
-            b += 1;
-        }
-        j += 1;
-    }
-    t
-};
+static PAIR_K4: [[u8; 32]; 4] = lane_splats::<4, 4>();
 
 /// `s * a + s' * b` lane by lane, `a` and `b` i32 lanes that fit an i16 (sums of four level
 /// times activation products from `vpdpbusd`), `scales` the i16 pair (s, s') in each lane:

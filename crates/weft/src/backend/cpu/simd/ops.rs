@@ -96,20 +96,13 @@ pub(crate) trait Simd: Copy {
     /// i16 lanes a * b, the low 16 bits (`_mm256_mullo_epi16`).
     #[inline(always)]
     fn mullo_i16(self, a: Self::V, b: Self::V) -> Self::V {
-        let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
-        self.store(a, &mut x);
-        self.store(b, &mut y);
-        for (u, v) in x.chunks_exact_mut(2).zip(y.chunks_exact(2)) {
-            let p = i16::from_le_bytes([u[0], u[1]]).wrapping_mul(i16::from_le_bytes([v[0], v[1]]));
-            u.copy_from_slice(&p.to_le_bytes());
-        }
-        self.load(&x)
+        lanewise::<Self, 2>(self, a, b, |x, y| i16::from_le_bytes(x).wrapping_mul(i16::from_le_bytes(y)).to_le_bytes())
     }
     /// i32 lane l = the low 16 bits of `a`'s lane l, then those of `b`'s above them: two
     /// vectors of i16-sized i32 lanes as i16 pairs for `madd_i16` (`vpermt2w`).
     #[inline(always)]
     fn interleave_lo16(self, a: Self::V, b: Self::V) -> Self::V {
-        map_i32(self, a, b, |x, y| (x & 0xffff) | (y << 16))
+        lanewise::<Self, 4>(self, a, b, |x, y| [x[0], x[1], y[0], y[1]])
     }
     /// i32 lanes 0..4 = sums of four i16 products, a[4l..4l+4] . b[4l..4l+4]; lanes 4..8 = 0
     /// (`_mm256_madd_epi16`, then `_mm_hadd_epi32` of its halves: ggml's K-quant minimums).
@@ -250,16 +243,15 @@ pub(crate) trait Simd: Copy {
     }
 }
 
-/// `f` on the i32 lanes of `a` and `b`, lane by lane through memory: the portable form of
-/// an i32 operation only VNNI kernels call (the AVX-512 token has its own).
+/// `f` on each `W`-byte lane of `a` and `b`, through memory: the portable form of the lane
+/// operations only VNNI kernels call (the x86 tokens have their own).
 #[inline(always)]
-fn map_i32<S: Simd>(s: S, a: S::V, b: S::V, f: impl Fn(i32, i32) -> i32) -> S::V {
+fn lanewise<S: Simd, const W: usize>(s: S, a: S::V, b: S::V, f: impl Fn([u8; W], [u8; W]) -> [u8; W]) -> S::V {
     let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
     s.store(a, &mut x);
     s.store(b, &mut y);
-    for (u, v) in x.chunks_exact_mut(4).zip(y.chunks_exact(4)) {
-        let r = f(i32::from_le_bytes([u[0], u[1], u[2], u[3]]), i32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-        u.copy_from_slice(&r.to_le_bytes());
+    for (u, v) in x.as_chunks_mut::<W>().0.iter_mut().zip(y.as_chunks::<W>().0) {
+        *u = f(*u, *v);
     }
     s.load(&x)
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::backend::Buffer;
-use crate::op::Op;
+use crate::op::{Op, OpKind};
 use crate::types::Type;
 use crate::{Error, Result};
 
@@ -52,6 +52,9 @@ struct State {
 
 pub(crate) struct Node {
     id: u64,
+    /// The op's kind, fixed at creation (`set_op` changes params only): read without the
+    /// state lock by every compute's per-node checks.
+    kind: OpKind,
     ty: Type,
     ne: [i64; MAX_DIMS],
     nb: [usize; MAX_DIMS],
@@ -124,6 +127,7 @@ impl Tensor {
         }
         Tensor(Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            kind: spec.op.kind(),
             ty: spec.ty,
             ne: spec.ne,
             nb: spec.nb,
@@ -164,6 +168,10 @@ impl Tensor {
     }
     pub fn op(&self) -> Op {
         self.state().op
+    }
+    /// `op().kind()` without taking the state lock.
+    pub fn kind(&self) -> OpKind {
+        self.0.kind
     }
     /// Replace the op params (ggml_mul_mat_set_prec, the AdamW iteration counter). The op
     /// kind must stay the same.

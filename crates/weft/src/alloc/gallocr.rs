@@ -127,7 +127,7 @@ impl GraphAllocator {
 
         // Take over a parent's memory when the op can run in place and the parent has no
         // other consumer.
-        if node.op().kind().can_inplace() {
+        if node.kind().can_inplace() {
             for parent in node.srcs().iter().flatten() {
                 if !self.is_own(parent) {
                     continue; // external memory is never reused
@@ -210,7 +210,7 @@ impl GraphAllocator {
         // Count consumers and views; place explicit inputs first so nothing overwrites them.
         for (i, node) in graph.nodes().iter().enumerate() {
             if let Some(view_src) = node.view_src() {
-                if node.op().kind() != crate::op::OpKind::None {
+                if node.kind() != crate::op::OpKind::None {
                     self.hn(view_src).n_views += 1;
                 }
             }

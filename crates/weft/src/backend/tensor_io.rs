@@ -148,32 +148,47 @@ impl BusyGuard {
     /// later can be freed or written under it.
     pub fn for_graph(graph: &Graph) -> Result<BusyGuard> {
         let tensors = graph.nodes().iter().chain(graph.leafs().iter());
-        let all: Vec<&Tensor> = tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten())).collect();
-        if let Some(t) = all.iter().find(|t| !t.is_allocated() && t.nbytes() > 0) {
-            return Err(Error::invalid(format!(
-                "compute: tensor '{}' of the graph is not allocated; allocate the graph first (allocCtxTensors or a GraphAllocator)",
-                t.label()
-            )));
-        }
-        Self::acquire(all, Hold::Exclusive)
+        let all = tensors.flat_map(|n| std::iter::once(n).chain(n.srcs().iter().flatten()));
+        Self::acquire(all, Hold::Exclusive, |t| {
+            (t.nbytes() > 0).then(|| {
+                Error::invalid(format!(
+                    "compute: tensor '{}' of the graph is not allocated; allocate the graph first (allocCtxTensors or a GraphAllocator)",
+                    t.label()
+                ))
+            })
+        })
     }
 
     /// The buffers of these tensors, exclusively (work that writes them off the JS thread).
     pub fn for_tensors<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> Result<BusyGuard> {
-        Self::acquire(tensors, Hold::Exclusive)
+        Self::acquire(tensors, Hold::Exclusive, |_| None)
     }
 
     /// The buffers of these tensors, shared with other reads (a read off the JS thread).
     pub fn for_reads<'a>(tensors: impl IntoIterator<Item = &'a Tensor>) -> Result<BusyGuard> {
-        Self::acquire(tensors, Hold::Shared)
+        Self::acquire(tensors, Hold::Shared, |_| None)
     }
 
-    fn acquire<'a>(tensors: impl IntoIterator<Item = &'a Tensor>, hold: Hold) -> Result<BusyGuard> {
+    /// One look at each tensor's storage (a compute passes every node's tensors here, so
+    /// one lock each): `unallocated` says whether a tensor without storage is an error.
+    fn acquire<'a>(
+        tensors: impl IntoIterator<Item = &'a Tensor>,
+        hold: Hold,
+        unallocated: impl Fn(&Tensor) -> Option<Error>,
+    ) -> Result<BusyGuard> {
         let mut guard = BusyGuard { buffers: Vec::new(), hold };
         for t in tensors {
             // A handle only for a buffer not held yet (every node's tensors come by here).
             let held = |b: &Arc<dyn Buffer>| guard.buffers.iter().any(|g| Arc::ptr_eq(g, b));
-            let Some(Some(buffer)) = t.with_storage(|b, _| (!held(b)).then(|| b.clone())) else { continue };
+            let buffer = match t.with_storage(|b, _| (!held(b)).then(|| b.clone())) {
+                Some(Some(buffer)) => buffer,
+                Some(None) => continue,
+                None => match unallocated(t) {
+                    // Dropping `guard` releases what was taken so far.
+                    Some(e) => return Err(e),
+                    None => continue,
+                },
+            };
             let state = buffer.state();
             let taken = if hold == Hold::Exclusive { state.try_acquire() } else { state.try_acquire_read() };
             if let Err(holder) = taken {

@@ -250,7 +250,7 @@ mod tests {
         let b = c.new_tensor_4d(Type::F32, 10, 1, 2, 3).unwrap();
         let r = c.add(&a, &b).unwrap();
         assert_eq!(r.ne(), a.ne());
-        assert_eq!(r.op().kind(), OpKind::Add);
+        assert_eq!(r.kind(), OpKind::Add);
         let bad = c.new_tensor_2d(Type::F32, 3, 5).unwrap();
         let e = c.mul(&a, &bad).unwrap_err();
         assert!(e.message.starts_with("mul: b [3,5,1,1] must repeat to a [10,5,4,3]"), "{}", e.message);

@@ -100,7 +100,7 @@ pub(crate) fn buffer_of(t: &Tensor) -> Option<Arc<dyn Buffer>> {
 
 /// ggml_is_view_op: nodes the expansion passes and the split skip.
 pub(crate) fn is_view_op(t: &Tensor) -> bool {
-    t.op().kind().is_view()
+    t.kind().is_view()
 }
 
 /// The backends of a scheduler, in priority order (the last is the CPU), with the buffer
@@ -157,7 +157,7 @@ impl Passes<'_> {
         for (i, src) in t.srcs().iter().enumerate() {
             let Some(src) = src else { continue };
             let weights = buffer_of(src).is_some_and(|b| b.usage() == BufferUsage::Weights);
-            if t.op().kind() == OpKind::Rope || !weights {
+            if t.kind() == OpKind::Rope || !weights {
                 continue;
             }
             let b = self.backend_from_buffer(src, t);
@@ -340,7 +340,7 @@ impl Passes<'_> {
         let all =
             graph.leafs().iter().chain(graph.nodes()).flat_map(|t| std::iter::once(t).chain(t.srcs().iter().flatten()));
         // Nodes that compute are left to `check`: unassigned, nothing supports them.
-        let rest = |t: &&Tensor| is_view_op(t) || t.op().kind() == OpKind::None;
+        let rest = |t: &&Tensor| is_view_op(t) || t.kind() == OpKind::None;
         let todo: Vec<Tensor> = all.filter(rest).filter(|t| self.a.get(t).is_none()).cloned().collect();
         for t in todo {
             if let Some(vs) = t.view_src() {
@@ -359,7 +359,7 @@ impl Passes<'_> {
     /// the memory it already has.
     fn check(&self, graph: &Graph) -> Result<()> {
         for node in graph.nodes() {
-            if is_view_op(node) || node.op().kind() == OpKind::None {
+            if is_view_op(node) || node.kind() == OpKind::None {
                 continue;
             }
             let b = self.a.get(node).ok_or_else(|| {

@@ -41,7 +41,7 @@ impl WebGpuBackend {
         // before anything runs
         let mut plan = Vec::with_capacity(total);
         for (i, node) in graph.nodes().iter().enumerate() {
-            if node.is_empty() || node.op().kind().is_view() || node.op().kind() == OpKind::None {
+            if node.is_empty() || node.kind().is_view() || node.kind() == OpKind::None {
                 continue;
             }
             if !dispatch::supports(node, ctx) {

@@ -125,7 +125,7 @@ impl Device for WebGpuDevice {
     /// ggml-vulkan's rule: host weights are worth copying over for a batch of 32 or more.
     fn offload_op(&self, op: &Tensor) -> bool {
         const MIN_BATCH: i64 = 32;
-        let kind = op.op().kind();
+        let kind = op.kind();
         (op.ne()[1] >= MIN_BATCH && kind != OpKind::GetRows) || (op.ne()[2] >= MIN_BATCH && kind == OpKind::MulMatId)
     }
     fn event_new(&self) -> Result<Option<Arc<dyn Event>>> {

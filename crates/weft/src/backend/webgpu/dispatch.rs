@@ -88,7 +88,7 @@ pub fn supports(node: &Tensor, ctx: &GpuContext) -> bool {
     if !(k.supports)(node) {
         return false;
     }
-    let computes = !(node.op().kind().is_view() || node.op().kind() == OpKind::None);
+    let computes = !(node.kind().is_view() || node.kind() == OpKind::None);
     let mut tensors = std::iter::once(node).chain(node.srcs().iter().flatten());
     !computes
         || (tensors.all(|t| fits_binding(ctx, t)) && ctx.loop_limit.is_none_or(|limit| loops::bound(node) <= limit))

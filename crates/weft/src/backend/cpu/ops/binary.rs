@@ -8,7 +8,7 @@ use super::{is_float, is_float_or_quant, is_quant_rows, src};
 use crate::backend::cpu::float_simd::{kernels, BinFn};
 use crate::backend::cpu::kernel::{Cx, Kernel};
 use crate::backend::cpu::tdata::TData;
-use crate::op::Op;
+use crate::op::OpKind;
 use crate::tensor::Tensor;
 use crate::types::Type;
 use crate::Result;
@@ -20,16 +20,15 @@ fn supports(node: &Tensor) -> bool {
         return false;
     };
     let floats = is_float(a.ty()) && is_float(b.ty()) && is_float(node.ty());
-    let quant_add = matches!(node.op(), Op::Add) && is_quant_rows(a) && b.ty() == Type::F32 && is_float_or_quant(node);
-    floats || quant_add
+    floats || (node.kind() == OpKind::Add && is_quant_rows(a) && b.ty() == Type::F32 && is_float_or_quant(node))
 }
 
 fn run(node: &Tensor, cx: &Cx) -> Result<()> {
     let kern = kernels();
-    let f = match node.op() {
-        Op::Add => kern.add,
-        Op::Sub => kern.sub,
-        Op::Mul => kern.mul,
+    let f = match node.kind() {
+        OpKind::Add => kern.add,
+        OpKind::Sub => kern.sub,
+        OpKind::Mul => kern.mul,
         _ => kern.div,
     };
     let a = src(node, 0)?;

@@ -225,7 +225,7 @@ fn adamw_step_on_every_parameter() {
     ctx.build_opt_adamw(&gf, &mut gb, p).unwrap();
     let steps: Vec<_> = gb.nodes()[n_grad..].to_vec();
     assert_eq!(steps.len(), 2, "one OPT_STEP_ADAMW per parameter");
-    assert!(steps.iter().all(|s| s.op().kind() == weft::OpKind::OptStepAdamw));
+    assert!(steps.iter().all(|s| s.kind() == weft::OpKind::OptStepAdamw));
     let cpu = CpuBackend::new(1).unwrap();
     let _buf = alloc_ctx_tensors(&ctx, &cpu).unwrap();
     fd::randomize(&ctx, -1.0, 1.0);

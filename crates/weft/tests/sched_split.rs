@@ -24,7 +24,7 @@ fn p(b: &str, c: &str) -> (String, String) {
 }
 
 fn refuse_sqr(t: &Tensor) -> bool {
-    t.op().kind() == OpKind::Sqr
+    t.kind() == OpKind::Sqr
 }
 
 fn gpu_cpu(gpu: &Arc<FakeGpu>, cpu: &Arc<LogCpu>) -> Vec<Arc<dyn Backend>> {

@@ -180,15 +180,14 @@ impl BusyGuard {
         for t in tensors {
             // A handle only for a buffer not held yet (every node's tensors come by here).
             let held = |b: &Arc<dyn Buffer>| guard.buffers.iter().any(|g| Arc::ptr_eq(g, b));
-            let buffer = match t.with_storage(|b, _| (!held(b)).then(|| b.clone())) {
-                Some(Some(buffer)) => buffer,
-                Some(None) => continue,
-                None => match unallocated(t) {
-                    // Dropping `guard` releases what was taken so far.
+            let Some(found) = t.with_storage(|b, _| (!held(b)).then(|| b.clone())) else {
+                // Dropping `guard` releases what was taken so far.
+                match unallocated(t) {
                     Some(e) => return Err(e),
                     None => continue,
-                },
+                }
             };
+            let Some(buffer) = found else { continue };
             let state = buffer.state();
             let taken = if hold == Hold::Exclusive { state.try_acquire() } else { state.try_acquire_read() };
             if let Err(holder) = taken {

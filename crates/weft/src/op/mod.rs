@@ -159,6 +159,11 @@ impl OpKind {
         matches!(self, OpKind::View | OpKind::Reshape | OpKind::Permute | OpKind::Transpose)
     }
 
+    /// Views and leaves (NONE): nodes a backend has nothing to compute for.
+    pub const fn computes_nothing(self) -> bool {
+        self.is_view() || matches!(self, OpKind::None)
+    }
+
     /// Ops whose result may overwrite their first source (ggml-alloc's ggml_op_can_inplace).
     pub const fn can_inplace(self) -> bool {
         matches!(

@@ -28,7 +28,7 @@ pub fn refuse_none(_: &Tensor) -> bool {
 
 /// Nodes a backend computes: everything but views, leaves and empty tensors.
 fn computes(node: &Tensor) -> bool {
-    !(node.is_empty() || node.op().kind().is_view() || node.op().kind() == OpKind::None)
+    !(node.is_empty() || node.kind().computes_nothing())
 }
 
 // ---- FakeGpu ----
@@ -149,7 +149,7 @@ impl Device for FakeGpuDevice {
         buft.as_any().is::<FakeGpuBufferType>()
     }
     fn offload_op(&self, op: &Tensor) -> bool {
-        self.offload && op.ne()[1] >= 32 && op.op().kind() != OpKind::GetRows
+        self.offload && op.ne()[1] >= 32 && op.kind() != OpKind::GetRows
     }
     fn event_new(&self) -> Result<Option<Arc<dyn Event>>> {
         Ok(Some(Arc::new(FakeEvent(self.events.clone()))))
@@ -240,8 +240,8 @@ impl Device for FakeAccelDevice {
         CpuBufferType::get()
     }
     fn supports_op(&self, op: &Tensor) -> bool {
-        let k = op.op().kind();
-        k == OpKind::None || k.is_view() || (k == OpKind::MulMat && CpuDevice::get().supports_op(op))
+        let k = op.kind();
+        k.computes_nothing() || (k == OpKind::MulMat && CpuDevice::get().supports_op(op))
     }
     fn supports_buft(&self, buft: &dyn BufferType) -> bool {
         buft.is_host()

@@ -106,7 +106,7 @@ pub fn check_vs_cpu_n(
     build: impl FnOnce(&Context) -> (Inputs, Tensor),
 ) -> f32 {
     let c = case(gpu, build);
-    for n in c.graph.nodes().iter().filter(|n| !n.op().kind().is_view()) {
+    for n in c.graph.nodes().iter().filter(|n| !n.kind().is_view()) {
         assert!(gpu.supports_op(n), "{name}: {} must be supported on {}", n.op().name(), gpu.name());
     }
     let cpu = CpuBackend::new(2).expect("cpu");
@@ -116,7 +116,7 @@ pub fn check_vs_cpu_n(
         cpu.graph_compute(&copy.graph).expect("cpu compute");
     }
     let (mut worst, mut n) = (0f32, 0);
-    let nodes = c.graph.nodes().iter().zip(copy.graph.nodes()).filter(|(g, _)| !g.op().kind().is_view());
+    let nodes = c.graph.nodes().iter().zip(copy.graph.nodes()).filter(|(g, _)| !g.kind().is_view());
     for (g, w) in nodes.chain(c.graph.leafs().iter().zip(copy.graph.leafs())) {
         let (gv, wv) = (logical(g), logical(w));
         assert_eq!(gv.len(), wv.len());

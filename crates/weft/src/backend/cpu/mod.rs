@@ -250,8 +250,7 @@ impl Backend for CpuBackend {
 /// asks, every tensor of it checked to be in host memory, and its kernel run, or the
 /// error that the CPU cannot compute it.
 fn compute_checked(node: &Tensor, cx: &Cx, host: bool) -> Result<()> {
-    let kind = node.kind();
-    if node.is_empty() || kind.is_view() || kind == crate::op::OpKind::None {
+    if node.is_empty() || node.kind().computes_nothing() {
         return Ok(());
     }
     if host {

@@ -98,11 +98,6 @@ pub(crate) fn buffer_of(t: &Tensor) -> Option<Arc<dyn Buffer>> {
     t.storage().map(|s| s.buffer)
 }
 
-/// ggml_is_view_op: nodes the expansion passes and the split skip.
-pub(crate) fn is_view_op(t: &Tensor) -> bool {
-    t.kind().is_view()
-}
-
 /// The backends of a scheduler, in priority order (the last is the CPU), with the buffer
 /// type each allocates compute memory from, and the assignment being built.
 pub(crate) struct Passes<'a> {
@@ -232,7 +227,7 @@ impl Passes<'_> {
         let mut cur: Option<usize> = None;
         for i in order {
             let node = &graph.nodes()[i];
-            if is_view_op(node) {
+            if node.kind().is_view() {
                 continue;
             }
             match self.a.get(node) {
@@ -252,7 +247,7 @@ impl Passes<'_> {
     /// the same buffer type that supports it and can use all its sources.
     fn pass3(&mut self, graph: &Graph) {
         for node in graph.nodes() {
-            if is_view_op(node) {
+            if node.kind().is_view() {
                 continue;
             }
             match self.a.get(node) {
@@ -340,7 +335,7 @@ impl Passes<'_> {
         let all =
             graph.leafs().iter().chain(graph.nodes()).flat_map(|t| std::iter::once(t).chain(t.srcs().iter().flatten()));
         // Nodes that compute are left to `check`: unassigned, nothing supports them.
-        let rest = |t: &&Tensor| is_view_op(t) || t.kind() == OpKind::None;
+        let rest = |t: &&Tensor| t.kind().computes_nothing();
         let todo: Vec<Tensor> = all.filter(rest).filter(|t| self.a.get(t).is_none()).cloned().collect();
         for t in todo {
             if let Some(vs) = t.view_src() {
@@ -359,7 +354,7 @@ impl Passes<'_> {
     /// the memory it already has.
     fn check(&self, graph: &Graph) -> Result<()> {
         for node in graph.nodes() {
-            if is_view_op(node) || node.kind() == OpKind::None {
+            if node.kind().computes_nothing() {
                 continue;
             }
             let b = self.a.get(node).ok_or_else(|| {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use super::assign::{is_view_op, Assignment};
+use super::assign::Assignment;
 use super::split::SplitResult;
 use crate::backend::Backend;
 use crate::graph::Graph;
@@ -61,7 +61,7 @@ pub(crate) fn collect(graph: &Graph, r: &SplitResult, a: &Assignment, backends: 
             i_end: s.i_end,
             inputs: s.inputs.iter().map(|t| info(t, a, backends)).collect(),
             nodes: (s.i_start..s.i_end)
-                .filter(|&i| !is_view_op(&graph.nodes()[i]))
+                .filter(|&i| !graph.nodes()[i].kind().is_view())
                 .map(|i| {
                     let twin = r.shadows.of(&graph.nodes()[i]);
                     NodeInfo {

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::assign::{buffer_of, is_view_op, Cause, Passes};
+use super::assign::{buffer_of, Cause, Passes};
 use super::MAX_SPLIT_INPUTS;
 use crate::backend::BufferUsage;
 use crate::graph::Graph;
@@ -121,12 +121,12 @@ pub(crate) fn split(p: &mut Passes, graph: &Graph, n_copies: usize, cur_copy: us
     let nodes = graph.nodes();
     let mut splits: Vec<Split> = Vec::new();
     // The first split takes the backend of the first node that is not a view.
-    let first = nodes.iter().find(|n| !is_view_op(n)).or(nodes.first());
+    let first = nodes.iter().find(|n| !n.kind().is_view()).or(nodes.first());
     let mut cur = first.and_then(|n| p.a.get(n)).unwrap_or(p.backends.len() - 1);
     let mut split = Split { backend: cur, i_start: 0, i_end: 0, inputs: Vec::new() };
 
     for (i, node) in nodes.iter().enumerate() {
-        if is_view_op(node) {
+        if node.kind().is_view() {
             let s = shadows.make_plain(node)?;
             p.a.alias(&s, node);
             continue;

@@ -13,7 +13,6 @@ use super::{dispatch, encode};
 use crate::backend::tensor_io::tensor_copy_internal;
 use crate::backend::{between_nodes, unsupported, Backend, ComputeObserver, Device, Event, Unobserved};
 use crate::graph::Graph;
-use crate::op::OpKind;
 use crate::tensor::Tensor;
 use crate::{Error, Result};
 
@@ -41,7 +40,7 @@ impl WebGpuBackend {
         // before anything runs
         let mut plan = Vec::with_capacity(total);
         for (i, node) in graph.nodes().iter().enumerate() {
-            if node.is_empty() || node.kind().is_view() || node.kind() == OpKind::None {
+            if node.is_empty() || node.kind().computes_nothing() {
                 continue;
             }
             if !dispatch::supports(node, ctx) {

@@ -9,7 +9,7 @@ use super::ops::{
 };
 #[cfg(test)]
 use super::pipeline::PipelineKey;
-use crate::op::{Op, OpKind};
+use crate::op::Op;
 use crate::tensor::Tensor;
 use crate::Result;
 
@@ -88,7 +88,7 @@ pub fn supports(node: &Tensor, ctx: &GpuContext) -> bool {
     if !(k.supports)(node) {
         return false;
     }
-    let computes = !(node.kind().is_view() || node.kind() == OpKind::None);
+    let computes = !node.kind().computes_nothing();
     let mut tensors = std::iter::once(node).chain(node.srcs().iter().flatten());
     !computes
         || (tensors.all(|t| fits_binding(ctx, t)) && ctx.loop_limit.is_none_or(|limit| loops::bound(node) <= limit))

@@ -79,22 +79,33 @@ fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
-    let m4 = s.splat_i8(0xf);
     let mut acc = s.fzero();
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
-        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
-
-        let mins_and_scales = s.load_dup(&bx.scales);
-        let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
-        let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
-        acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
-
-        let scales = s.and(mins_and_scales, m4);
+        let (with_mins, scales) = q2_k_mins(s, bx, by, acc);
         let sumi = if S::VNNI { q2_k_scaled_levels(s, bx, by, scales) } else { q2_k_scale_products(s, bx, by, scales) };
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+        acc = q2_k_add(s, bx, by, sumi, with_mins);
     }
     s.hsum(acc)
+}
+
+/// ggml's first fused add of a q2_K super-block, `acc - d_y * dmin * (mins * bsums)` (the
+/// mins times the activations' sums of 16), and the block's 16 scales, one a byte, in both
+/// halves.
+#[inline(always)]
+pub(super) fn q2_k_mins<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, acc: S::F) -> (S::F, S::V) {
+    let m4 = s.splat_i8(0xf);
+    let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+    let mins_and_scales = s.load_dup(&bx.scales);
+    let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
+    let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
+    (s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc), s.and(mins_and_scales, m4))
+}
+
+/// ggml's second fused add of a q2_K super-block: `acc + d_y * d * sumi`.
+#[inline(always)]
+pub(super) fn q2_k_add<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, sumi: S::V, acc: S::F) -> S::F {
+    let d = by.d.get() * s.f16(bx.d.bits());
+    s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc)
 }
 
 /// q2_K's scaled level sums as ggml's AVX2 kernel forms them: levels times activations in
@@ -135,6 +146,16 @@ static Q2K_SCALE_PICK: [[u8; 32]; 2] = {
     t
 };
 
+/// Half `j`'s table of each level times its sub-block's scale: byte `4k + q` of each 128-bit
+/// half is `q * scale` of vector `k`'s sub-block (`2k` in the low half, `2k + 1` in the high,
+/// of half j's eight). The scales (`scales`, 4 bits, in both halves) are spread to one an i16
+/// (`Q2K_SCALE_PICK`) and multiplied by the i16 lanes 0x0100 and 0x0302: the bytes 0, s,
+/// 2s, 3s for s below 64.
+#[inline(always)]
+pub(super) fn q2_k_table<S: Simd>(s: S, scales: S::V, j: usize) -> S::V {
+    s.mullo_i16(s.shuffle_i8(scales, s.load(&Q2K_SCALE_PICK[j])), s.splat_i32(0x0302_0100))
+}
+
 /// q2_K's scaled level sums with VNNI, lane for lane ggml's: each 2-bit level times its
 /// sub-block's 4-bit scale (at most 45) is looked up in a per-block table of q * scale
 /// (`vpshufb`, index q + 4k), then one `vpdpbusd` adds four such bytes times the activations
@@ -147,12 +168,9 @@ static Q2K_SCALE_PICK: [[u8; 32]; 2] = {
 #[inline(always)]
 fn q2_k_scaled_levels<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V) -> S::V {
     let m3 = s.splat_i8(3);
-    // The bytes 0, 1, 2, 3 repeated: as i16 lanes 0x0100 and 0x0302, which times a scale s
-    // below 64 give the bytes 0, s, 2s, 3s.
-    let levels = s.splat_i32(0x0302_0100);
     let mut sums = [s.zero(); 4];
-    for (j, pick) in Q2K_SCALE_PICK.iter().enumerate() {
-        let table = s.mullo_i16(s.shuffle_i8(scales, s.load(pick)), levels);
+    for j in 0..2 {
+        let table = q2_k_table(s, scales, j);
         let q2bits = s.load(arr(&bx.qs, 32 * j));
         for (k, sum) in sums.iter_mut().enumerate() {
             let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);

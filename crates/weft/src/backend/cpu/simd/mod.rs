@@ -3,8 +3,10 @@
 //! blocked GEMM that MUL_MAT uses for many columns. Each kernel is written once against the
 //! [`ops::Simd`] operations and compiled per ISA (AVX2, AVX-512 with VNNI, NEON with and
 //! without `dotprod`); [`Isa::best`], the CPU backend's one ISA choice, picks it at run time
-//! (AVX-512 without VNNI runs the AVX2 kernels). The scalar forms in `types::quant` stay the
-//! fallback and the tests' oracle (`table.rs` lists both per type).
+//! (AVX-512 without VNNI runs the AVX2 kernels). Where one CPU's own instructions do much
+//! better, a type also has a kernel written with them, which replaces the shared one there
+//! (`table::native`: q2_K and q3_K with GFNI, q3_K in 512-bit registers, `gfni/`). The scalar forms in
+//! `types::quant` stay the fallback and the tests' oracle (`table.rs` lists both per type).
 
 pub use crate::backend::cpu::isa::Isa;
 use crate::types::quant;
@@ -15,6 +17,8 @@ pub(crate) mod gemm;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx512;
 mod gemm_kernel;
+#[cfg(target_arch = "x86_64")]
+mod gfni;
 mod iq1;
 mod iq2;
 mod iq3;
@@ -49,12 +53,22 @@ impl RowDot {
     /// this CPU does not run.
     pub fn new(ty: Type, isa: Isa) -> Option<RowDot> {
         let entry = table::dot_entry(ty).or_else(|| scalar_only(ty))?;
-        isa.available().then(|| RowDot {
+        if !isa.available() {
+            return None;
+        }
+        let native = table::native(ty, isa);
+        Some(RowDot {
             ty,
             scalar: entry.scalar,
-            simd: (entry.simd)(isa),
-            simd2: table::dot2(ty, isa).filter(|_| rows_pay(ty, isa, 2)),
-            simd4: table::dot4(ty, isa).filter(|_| rows_pay(ty, isa, 4)),
+            simd: native.map(|k| k.one).or_else(|| (entry.simd)(isa)),
+            simd2: match native {
+                Some(k) => k.two,
+                None => table::dot2(ty, isa).filter(|_| rows_pay(ty, isa, 2)),
+            },
+            simd4: match native {
+                Some(k) => k.four,
+                None => table::dot4(ty, isa).filter(|_| rows_pay(ty, isa, 4)),
+            },
         })
     }
 
@@ -132,7 +146,8 @@ impl RowDot {
 /// several: q5_1 1648 / 1666 against 2263 / 2289, iq4_nl 1237 / 1264 against 1351 / 1363
 /// (q5_0 gains there: 1601 / 1612 -> 1494 / 1482). q3_K's pair runs only with VNNI, where its
 /// rows share work: on AVX2 (ggml's form a row) it was faster from L1 but slower in the
-/// mat-vec, best us one row against two 1044 / 1021 against 1244 / 1244.
+/// mat-vec, best us one row against two 1044 / 1021 against 1244 / 1244. (A type's native
+/// kernels, `table::native`, bring their own row counts and skip this.)
 fn rows_pay(ty: Type, isa: Isa, rows: usize) -> bool {
     match (ty, isa) {
         (Type::Q8_0, Isa::Avx512Vnni) => rows != 2,

@@ -217,3 +217,29 @@ kernel_table! {
     Q8_1 => from_q8_1: q8::q8_1;
     Q8_K => from_q8_k: q8::q8_k;
 }
+
+/// A type's kernels written with one CPU's own instructions rather than once against
+/// [`super::ops::Simd`], which replace the table's entries where the CPU runs them; `None`
+/// for a row count the type has no kernel of (then that many rows are one-row passes).
+#[derive(Clone, Copy)]
+pub(crate) struct NativeDots {
+    pub one: DotFn,
+    pub two: Option<DotRowsFn<2>>,
+    pub four: Option<DotRowsFn<4>>,
+}
+
+/// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K and
+/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`).
+pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512Vnni && super::gfni::available() {
+        use super::gfni::{q2k, q3k};
+        match ty {
+            Type::Q2_K => return Some(NativeDots { one: q2k::dot, two: None, four: None }),
+            Type::Q3_K => return Some(NativeDots { one: q3k::dot, two: Some(q3k::dot2), four: Some(q3k::dot4) }),
+            _ => {}
+        }
+    }
+    let _ = (ty, isa);
+    None
+}

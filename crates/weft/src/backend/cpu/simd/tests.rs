@@ -164,6 +164,17 @@ fn every_vector_dot_matches_its_scalar_oracle_on_every_isa() {
                         let first = *x86.get_or_insert(got);
                         assert_eq!(got.to_bits(), first.to_bits(), "{ty} {isa:?} differs from another vector ISA");
                     }
+                    // The table's own kernel too where a native one replaces it on this CPU.
+                    // SAFETY: the ISA is available; x and y are whole blocks, as many of each.
+                    if let Some(f) = super::table::native(ty, isa).and((super::table::dot_entry(ty).unwrap().simd)(isa))
+                    {
+                        let table = unsafe { f(&x, &y) };
+                        assert_eq!(
+                            table.to_bits(),
+                            got.to_bits(),
+                            "{ty} {isa:?}: the table's kernel differs from the native one"
+                        );
+                    }
                 }
             }
         }

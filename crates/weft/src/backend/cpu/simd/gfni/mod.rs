@@ -1,0 +1,32 @@
+//! Kernels for x86 CPUs with AVX-512 (F/BW/VL), VNNI and GFNI (Ice Lake and later, Zen 4),
+//! written with those instructions directly rather than once against [`super::ops::Simd`]:
+//! GFNI's `vgf2p8affineqb` multiplies each byte by a bit matrix, which takes a 2-bit level out
+//! of a packed byte (and can or in a constant) in one op where a shift and a mask were two,
+//! and q3_K gains further from 512-bit registers. `table::native` puts them in place of the
+//! table's kernels where [`available`]. Every i32 lane and float step is the shared kernels'
+//! (ggml's), so the results are the same bits (tested against the table's kernels).
+
+use std::arch::x86_64::*;
+
+pub(super) mod q2k;
+pub(super) mod q3k;
+
+/// Whether this CPU runs these kernels: AVX-512 with VNNI (`Isa::Avx512Vnni`) and GFNI.
+pub(crate) fn available() -> bool {
+    super::Isa::Avx512Vnni.available() && is_x86_feature_detected!("gfni")
+}
+
+/// The bit matrix (a qword of `vgf2p8affineqb`) that takes bits `2k` and `2k + 1` of a byte
+/// to bits 0 and 1 and clears the rest: output bit `i` is the parity of the input byte and
+/// the matrix's byte `7 - i`.
+const fn level_bits(k: usize) -> u64 {
+    (1u64 << (2 * k)) << 56 | (1u64 << (2 * k + 1)) << 48
+}
+
+/// 64 bytes of a constant table as a zmm.
+#[inline(always)]
+fn load64<T>(t: &T) -> __m512i {
+    const { assert!(std::mem::size_of::<T>() == 64) };
+    // SAFETY: 64 readable bytes; the callers' target features include AVX-512 F.
+    unsafe { _mm512_loadu_si512(t as *const T as *const _) }
+}

@@ -8,6 +8,24 @@
 
 use std::arch::x86_64::*;
 
+/// A `[[T; N]; M]` constant whose element `[i][j]` is `$f` (an expression of `i` and `j`):
+/// the nested loops a const table takes, written once.
+macro_rules! table2d {
+    ([[$t:ty; $n:expr]; $m:expr], |$i:ident, $j:ident| $f:expr) => {{
+        let mut t = [[0 as $t; $n]; $m];
+        let mut $i = 0;
+        while $i < $m {
+            let mut $j = 0;
+            while $j < $n {
+                t[$i][$j] = $f;
+                $j += 1;
+            }
+            $i += 1;
+        }
+        t
+    }};
+}
+
 pub(super) mod q2k;
 pub(super) mod q3k;
 

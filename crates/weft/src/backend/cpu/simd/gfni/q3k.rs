@@ -30,50 +30,14 @@ use crate::types::quant::{BlockQ3K, BlockQ8K};
 
 /// Dword indices that spread a block's scales over zmm `q` (half `q / 2`, pair `q % 2`):
 /// i32 lane `L` takes scale `4q + L / 4`.
-const SCALE_IDX: [[u32; 16]; 4] = {
-    let mut t = [[0u32; 16]; 4];
-    let mut q = 0;
-    while q < 4 {
-        let mut l = 0;
-        while l < 16 {
-            t[q][l] = (4 * q + l / 4) as u32;
-            l += 1;
-        }
-        q += 1;
-    }
-    t
-};
+const SCALE_IDX: [[u32; 16]; 4] = table2d!([[u32; 16]; 4], |q, l| (4 * q + l / 4) as u32);
 
 /// Zmm `q`'s high-bit masks: in the 256 bits of vector `k` (`2q` low, `2q + 1` high, `k`
 /// counted over both halves: half `j`'s vector `k'` is bit `4j + k'`), that bit of hmask.
-const HIGH_BIT: [[u8; 64]; 4] = {
-    let mut t = [[0u8; 64]; 4];
-    let mut q = 0;
-    while q < 4 {
-        let mut b = 0;
-        while b < 64 {
-            t[q][b] = 1 << (2 * q + b / 32);
-            b += 1;
-        }
-        q += 1;
-    }
-    t
-};
+const HIGH_BIT: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| 1 << (2 * q + b / 32));
 
 /// [`level_bits`] of pair `p`'s vectors: 2p in qwords 0..4, 2p + 1 in qwords 4..8.
-const LOW_BITS: [[u64; 8]; 2] = {
-    let mut t = [[0u64; 8]; 2];
-    let mut p = 0;
-    while p < 2 {
-        let mut w = 0;
-        while w < 8 {
-            t[p][w] = level_bits(2 * p + w / 4);
-            w += 1;
-        }
-        p += 1;
-    }
-    t
-};
+const LOW_BITS: [[u64; 8]; 2] = table2d!([[u64; 8]; 2], |p, w| level_bits(2 * p + w / 4));
 
 /// Per i32 lane `i` (scale `i`): byte shuffle indices that put the byte holding its low
 /// nibble (`i % 8`) in the low i16 and the byte holding its top two bits (`8 + i % 4`) in the

@@ -41,10 +41,10 @@ const fn level_bits(k: usize) -> u64 {
     (1u64 << (2 * k)) << 56 | (1u64 << (2 * k + 1)) << 48
 }
 
-/// 64 bytes of a constant table as a zmm.
+/// 64 bytes of a constant table as a zmm (the token proves AVX-512).
 #[inline(always)]
-fn load64<T>(t: &T) -> __m512i {
+fn load64<T>(_: super::x86::Avx512, t: &T) -> __m512i {
     const { assert!(std::mem::size_of::<T>() == 64) };
-    // SAFETY: 64 readable bytes; the callers' target features include AVX-512 F.
+    // SAFETY: 64 readable bytes; the token proves the CPU runs AVX-512 F.
     unsafe { _mm512_loadu_si512(t as *const T as *const _) }
 }

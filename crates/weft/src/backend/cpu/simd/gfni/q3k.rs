@@ -75,12 +75,16 @@ const SCALE_SHIFTS: [u16; 32] = {
 /// in the low i16. Six ops where the 256-bit kernel's unpack (scalar code that LLVM
 /// vectorises in xmm registers) takes about fifteen.
 #[inline(always)]
-unsafe fn scale_lanes(scales: &[u8; 12]) -> __m512i {
-    // A masked load reads only the 12 bytes (16 could run past the end of the row).
-    let bytes = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, scales.as_ptr() as *const i8));
-    let parts = _mm512_srlv_epi16(_mm512_shuffle_epi8(bytes, load64(&SCALE_BYTES)), load64(&SCALE_SHIFTS));
-    let fields = _mm512_and_si512(parts, _mm512_set1_epi32(0x0003_000f));
-    _mm512_sub_epi16(_mm512_madd_epi16(fields, _mm512_set1_epi32(0x0010_0001)), _mm512_set1_epi32(32))
+fn scale_lanes(s: Avx512, scales: &[u8; 12]) -> __m512i {
+    let (bytes, shifts) = (load64(s, &SCALE_BYTES), load64(s, &SCALE_SHIFTS));
+    // SAFETY: the token proves AVX-512 F/BW/VL; the masked load reads only the 12 bytes (16
+    // could run past the end of the row).
+    unsafe {
+        let scale_bytes = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, scales.as_ptr() as *const i8));
+        let parts = _mm512_srlv_epi16(_mm512_shuffle_epi8(scale_bytes, bytes), shifts);
+        let fields = _mm512_and_si512(parts, _mm512_set1_epi32(0x0003_000f));
+        _mm512_sub_epi16(_mm512_madd_epi16(fields, _mm512_set1_epi32(0x0010_0001)), _mm512_set1_epi32(32))
+    }
 }
 
 /// One zmm of one row: `sumi + scales * (u * y - 4 * sum(y))` in i32 lanes, `u` the unsigned
@@ -134,7 +138,7 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ3K]; R], y: &[BlockQ8K]) -> [f32; R] 
     let n = y.len();
     let x = x.map(|r| &r[..n]);
     let four = _mm512_set1_epi8(4);
-    let low_bits = [load64(&LOW_BITS[0]), load64(&LOW_BITS[1])];
+    let low_bits = [load64(s, &LOW_BITS[0]), load64(s, &LOW_BITS[1])];
     let mut acc = [s.fzero(); R];
     for (i, by) in y.iter().enumerate() {
         let (mut scales32, mut hbits) = ([_mm512_setzero_si512(); R], [_mm512_setzero_si512(); R]);
@@ -144,7 +148,7 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ3K]; R], y: &[BlockQ8K]) -> [f32; R] 
             } else {
                 prefetch::row_block_far::<Avx512, _, R>(s, x[r], i);
             }
-            scales32[r] = scale_lanes(&x[r][i].scales);
+            scales32[r] = scale_lanes(s, &x[r][i].scales);
             hbits[r] = _mm512_broadcast_i64x4(_mm256_loadu_si256(x[r][i].hmask.as_ptr() as *const _));
         }
         // Two sums a row where fewer than four rows would leave each chain of `vpdpwssd`
@@ -156,7 +160,7 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ3K]; R], y: &[BlockQ8K]) -> [f32; R] 
             let (j, p) = (q / 2, q % 2);
             let yv = _mm512_loadu_si512(by.qs.as_ptr().add(64 * q) as *const _);
             let neg4y = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), four, yv));
-            let (idx, bit) = (load64(&SCALE_IDX[q]), load64(&HIGH_BIT[q]));
+            let (idx, bit) = (load64(s, &SCALE_IDX[q]), load64(s, &HIGH_BIT[q]));
             for r in 0..R {
                 let q3bits = _mm512_broadcast_i64x4(_mm256_loadu_si256(x[r][i].qs.as_ptr().add(32 * j) as *const _));
                 let scales = _mm512_permutexvar_epi32(idx, scales32[r]);

@@ -79,33 +79,48 @@ fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q2_k<S: Simd>(s: S, x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
+    q2_k_with(s, x, y, ShiftMask)
+}
+
+/// How a q2_K kernel makes vector `k`'s index into its half's table of scaled levels
+/// ([`q2_k_scaled_levels`]): the 2-bit level (bits `2k`, `2k + 1` of each byte of
+/// `q2bits`) or'd with `4k`. The one step a CPU's own instructions do differently
+/// (`gfni/q2k.rs`).
+pub(super) trait Q2Index<S: Simd>: Copy {
+    fn index(self, s: S, q2bits: S::V, k: usize) -> S::V;
+}
+
+/// [`Q2Index`] by a shift, a mask and an or.
+#[derive(Clone, Copy)]
+struct ShiftMask;
+
+impl<S: Simd> Q2Index<S> for ShiftMask {
+    #[inline(always)]
+    fn index(self, s: S, q2bits: S::V, k: usize) -> S::V {
+        s.or(s.and(s.srl_i16(q2bits, 2 * k as u32), s.splat_i8(3)), s.splat_i8(4 * k as i8))
+    }
+}
+
+/// q2_K with the table index made by `index` (where VNNI runs the table form).
+#[inline(always)]
+pub(super) fn q2_k_with<S: Simd, I: Q2Index<S>>(s: S, x: &[BlockQ2K], y: &[BlockQ8K], index: I) -> f32 {
+    let m4 = s.splat_i8(0xf);
     let mut acc = s.fzero();
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let (with_mins, scales) = q2_k_mins(s, bx, by, acc);
-        let sumi = if S::VNNI { q2_k_scaled_levels(s, bx, by, scales) } else { q2_k_scale_products(s, bx, by, scales) };
-        acc = q2_k_add(s, bx, by, sumi, with_mins);
+        let d = by.d.get() * s.f16(bx.d.bits());
+        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+
+        let mins_and_scales = s.load_dup(&bx.scales);
+        let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
+        let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
+        acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
+
+        let scales = s.and(mins_and_scales, m4);
+        let sumi =
+            if S::VNNI { q2_k_scaled_levels(s, bx, by, scales, index) } else { q2_k_scale_products(s, bx, by, scales) };
+        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
     }
     s.hsum(acc)
-}
-
-/// ggml's first fused add of a q2_K super-block, `acc - d_y * dmin * (mins * bsums)` (the
-/// mins times the activations' sums of 16), and the block's 16 scales, one a byte, in both
-/// halves.
-#[inline(always)]
-pub(super) fn q2_k_mins<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, acc: S::F) -> (S::F, S::V) {
-    let m4 = s.splat_i8(0xf);
-    let dmin = -by.d.get() * s.f16(bx.dmin.bits());
-    let mins_and_scales = s.load_dup(&bx.scales);
-    let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
-    let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
-    (s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc), s.and(mins_and_scales, m4))
-}
-
-/// ggml's second fused add of a q2_K super-block: `acc + d_y * d * sumi`.
-#[inline(always)]
-pub(super) fn q2_k_add<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, sumi: S::V, acc: S::F) -> S::F {
-    let d = by.d.get() * s.f16(bx.d.bits());
-    s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc)
 }
 
 /// q2_K's scaled level sums as ggml's AVX2 kernel forms them: levels times activations in
@@ -146,16 +161,6 @@ static Q2K_SCALE_PICK: [[u8; 32]; 2] = {
     t
 };
 
-/// Half `j`'s table of each level times its sub-block's scale: byte `4k + q` of each 128-bit
-/// half is `q * scale` of vector `k`'s sub-block (`2k` in the low half, `2k + 1` in the high,
-/// of half j's eight). The scales (`scales`, 4 bits, in both halves) are spread to one an i16
-/// (`Q2K_SCALE_PICK`) and multiplied by the i16 lanes 0x0100 and 0x0302: the bytes 0, s,
-/// 2s, 3s for s below 64.
-#[inline(always)]
-pub(super) fn q2_k_table<S: Simd>(s: S, scales: S::V, j: usize) -> S::V {
-    s.mullo_i16(s.shuffle_i8(scales, s.load(&Q2K_SCALE_PICK[j])), s.splat_i32(0x0302_0100))
-}
-
 /// q2_K's scaled level sums with VNNI, lane for lane ggml's: each 2-bit level times its
 /// sub-block's 4-bit scale (at most 45) is looked up in a per-block table of q * scale
 /// (`vpshufb`, index q + 4k), then one `vpdpbusd` adds four such bytes times the activations
@@ -164,17 +169,18 @@ pub(super) fn q2_k_table<S: Simd>(s: S, scales: S::V, j: usize) -> S::V {
 /// are unchanged. Per 32 weights a shift, a mask, a lookup and a `vpdpbusd` where ggml's form
 /// takes a shift, a mask, a `maddubs`, a scale shuffle, a `madd` and an add; four
 /// accumulators, as one `vpdpbusd` waits on the last. `scales` holds the 16 scale bytes in
-/// both halves.
+/// both halves. The table of half `j`: byte `4k + q` of each 128-bit half is `q * scale` of
+/// vector `k`'s sub-block, the scales spread to one an i16 (`Q2K_SCALE_PICK`) times the i16
+/// lanes 0x0100 and 0x0302 (the bytes 0, s, 2s, 3s for s below 64).
 #[inline(always)]
-fn q2_k_scaled_levels<S: Simd>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V) -> S::V {
-    let m3 = s.splat_i8(3);
+fn q2_k_scaled_levels<S: Simd, I: Q2Index<S>>(s: S, bx: &BlockQ2K, by: &BlockQ8K, scales: S::V, index: I) -> S::V {
+    let levels = s.splat_i32(0x0302_0100);
     let mut sums = [s.zero(); 4];
-    for j in 0..2 {
-        let table = q2_k_table(s, scales, j);
+    for (j, pick) in Q2K_SCALE_PICK.iter().enumerate() {
+        let table = s.mullo_i16(s.shuffle_i8(scales, s.load(pick)), levels);
         let q2bits = s.load(arr(&bx.qs, 32 * j));
         for (k, sum) in sums.iter_mut().enumerate() {
-            let q2 = s.and(s.srl_i16(q2bits, 2 * k as u32), m3);
-            let scaled = s.shuffle_i8(table, s.or(q2, s.splat_i8(4 * k as i8)));
+            let scaled = s.shuffle_i8(table, index.index(s, q2bits, k));
             *sum = s.dot4_acc(*sum, scaled, q8(s, by, 4 * j + k));
         }
     }

@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{scalar, Bin, Isa, Kernels};
+use super::{scalar, Bin, Isa, Kernels, ROW_AHEAD};
 
 isa_table!(Isa::Avx512, narrow_f16, narrow_bf16);
 
@@ -82,6 +82,21 @@ unsafe fn dot4<L: Load>(k: usize, a: *const u8, lda: usize, b: *const u8, out: *
     let rows = [a, a.add(lda), a.add(2 * lda), a.add(3 * lda)];
     let mut acc = [_mm512_setzero_ps(); 4];
     let mut i = 0;
+    // A cache line of each row a step, asking for the line ROW_AHEAD bytes on (past a row's
+    // end that is the next row's: a prefetch is a hint and never faults).
+    let line = 64 / s;
+    while i + line <= k {
+        for row in rows {
+            _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(i * s + ROW_AHEAD) as *const i8);
+        }
+        for j in (i..i + line).step_by(16) {
+            let bv = L::load(b.add(j * s));
+            for (acc, row) in acc.iter_mut().zip(rows) {
+                *acc = _mm512_fmadd_ps(L::load(row.add(j * s)), bv, *acc);
+            }
+        }
+        i += line;
+    }
     while i + 16 <= k {
         let bv = L::load(b.add(i * s));
         for (acc, row) in acc.iter_mut().zip(rows) {

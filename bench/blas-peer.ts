@@ -1,7 +1,8 @@
 // numpy (OpenBLAS) as a peer that times one operation per request, so weft's and
 // OpenBLAS's measurements alternate within the same run: `python3` stays up, holds its
 // arrays, and answers each line ("gemm N CALLS" or "gemv M K CALLS": the best of CALLS
-// calls in a row) with the seconds one call took.
+// calls in a row; "gemvs M K COPIES CALLS": one mat-vec of each of COPIES matrices in turn,
+// the best of CALLS such passes) with the seconds one call (one mat-vec) took.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
@@ -24,10 +25,20 @@ for line in sys.stdin:
     if p[0] == 'gemm':
         n, calls = int(p[1]), int(p[2])
         a, b = arrays(('gemm', n), lambda: (np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)))
-    else:
+        print(best(calls, a, b), flush=True)
+    elif p[0] == 'gemv':
         m, k, calls = int(p[1]), int(p[2]), int(p[3])
         a, b = arrays(('gemv', m, k), lambda: (np.random.rand(m, k).astype(np.float32), np.random.rand(k).astype(np.float32)))
-    print(best(calls, a, b), flush=True)
+        print(best(calls, a, b), flush=True)
+    elif p[0] == 'gemvs':
+        m, k, copies, calls = int(p[1]), int(p[2]), int(p[3]), int(p[4])
+        mats, x = arrays(('gemvs', m, k, copies), lambda: ([np.random.rand(m, k).astype(np.float32) for _ in range(copies)], np.random.rand(k).astype(np.float32)))
+        t = float('inf')
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            for a in mats: a @ x
+            t = min(t, (time.perf_counter() - t0) / copies)
+        print(t, flush=True)
 `;
 
 export class BlasPeer {
@@ -67,6 +78,15 @@ export class BlasPeer {
   /** Seconds of one f32 n x n x n matrix product: the best of `calls` made back to back. */
   gemm(n: number, calls: number): Promise<number> {
     return this.ask(`gemm ${n} ${calls}`);
+  }
+
+  /**
+   * Seconds of one f32 mat-vec of an m x k matrix taken from DRAM: one pass makes a mat-vec
+   * of each of `copies` matrices in turn (enough that none is still cached when its turn
+   * comes); the best of `calls` passes, per mat-vec.
+   */
+  gemvCopies(m: number, k: number, copies: number, calls: number): Promise<number> {
+    return this.ask(`gemvs ${m} ${k} ${copies} ${calls}`);
   }
 
   /** Seconds of one f32 mat-vec of an m x k matrix: the best of `calls` made back to back. */

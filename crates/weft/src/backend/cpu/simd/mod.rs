@@ -13,6 +13,8 @@ use crate::types::quant;
 use crate::types::Type;
 use crate::Result;
 
+#[cfg(target_arch = "x86_64")]
+mod gather;
 pub(crate) mod gemm;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx512;

@@ -229,7 +229,8 @@ pub(crate) struct NativeDots {
 }
 
 /// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K and
-/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`).
+/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs and iq3_s on AVX-512 with VNNI where
+/// gathers are fast (`gather.rs`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
@@ -237,6 +238,15 @@ pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
         match ty {
             Type::Q2_K => return Some(NativeDots { one: q2k::dot, two: None, four: None }),
             Type::Q3_K => return Some(NativeDots { one: q3k::dot, two: Some(q3k::dot2), four: Some(q3k::dot4) }),
+            _ => {}
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512Vnni && super::gather::available() {
+        use super::gather;
+        match ty {
+            Type::IQ3_XXS => return Some(NativeDots { one: gather::iq3_xxs_dot, two: None, four: None }),
+            Type::IQ3_S => return Some(NativeDots { one: gather::iq3_s_dot, two: None, four: None }),
             _ => {}
         }
     }

@@ -1,8 +1,9 @@
-//! iq3_xxs and iq3_s with their grid rows gathered (`vpgatherdd`, eight 4-byte rows in one
-//! op) where ggml's form looks each row up on its own: eight scalar loads and seven inserts
-//! per 32 weights, and for iq3_s each index's ninth bit shifted out of `qh` first. The rest is
-//! the shared kernels' (`iq3::iq3_*_with`), so the results are the same bits (tested
-//! against the table's kernels).
+//! iq3_xxs, iq3_s, iq1_s and iq1_m with their grid rows gathered where ggml's form looks each
+//! row up on its own: per 32 weights eight 4-byte rows by one `vpgatherdd` (iq3) where there
+//! were eight loads and seven inserts, four 8-byte rows by one `vpgatherqq` (iq1), the
+//! indices' high bits (iq3_s, iq1) shifted out of `qh` in vector lanes rather than one by one.
+//! The rest is the shared kernels' (`iq3::iq3_*_with`, `iq1::iq1_*_with`), so the results
+//! are the same bits (tested against the table's kernels).
 //!
 //! Only where gathers are known to be fast ([`available`]): on the Intel CPUs with AVX-512
 //! that Gather Data Sampling's microcode fix covers (Skylake-SP to Ice Lake, Tiger Lake), the
@@ -10,18 +11,20 @@
 //!
 //! Measured on an Intel Xeon (Emerald Rapids, not affected): from L1, ticks a super-block and
 //! row, lookups against gather, two runs: iq3_s 61.8 / 63.6 -> 35.1 / 36.0, iq3_xxs 38.7 /
-//! 39.7 -> 35.4 / 37.5. The 8-byte grids of iq2_xxs, iq2_s and iq1_m (four rows a gather)
-//! measured level or slower (iq2_s 35.5 / 37.8 -> 51.8 / 38.4), iq1_m 5-11% faster: left
-//! with their lookups.
+//! 39.7 -> 35.4 / 37.5, iq1_s 41.4-43.9 -> 36.8-38.0 and iq1_m 59.3-62.7 -> 50.6-57.8 (four
+//! runs each). iq2_xxs and iq2_s (8-byte rows too, their indices bytes or a shift from one)
+//! measured level or slower (iq2_s 35.5 / 37.8 -> 51.8 / 38.4) and keep their lookups.
 
 use std::arch::x86_64::*;
 use std::sync::OnceLock;
 
+use super::iq1::{iq1_m_with, iq1_s_with, Iq1Grid};
 use super::iq3::{iq3_s_with, iq3_xxs_with, Iq3Grid};
 use super::x86::Avx512;
 use super::Isa;
+use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
-use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
+use crate::types::quant::{BlockIq1M, BlockIq1S, BlockIq3S, BlockIq3Xxs, BlockQ8K};
 
 /// Whether these kernels run here: `Isa::Avx512Vnni`, and the kernel reports the CPU not
 /// affected by Gather Data Sampling (Linux's
@@ -37,8 +40,8 @@ pub(crate) fn available() -> bool {
         })
 }
 
-/// [`Iq3Grid`] by `vpgatherdd`. Made only inside this module's kernels, whose target
-/// features include AVX2.
+/// [`Iq3Grid`] and [`Iq1Grid`] by gathers. Made only inside this module's kernels, whose
+/// target features include AVX2.
 #[derive(Clone, Copy)]
 struct Gather;
 
@@ -67,6 +70,49 @@ impl Iq3Grid<Avx512> for Gather {
     }
 }
 
+/// Four bytes as four u32 lanes.
+#[inline(always)]
+unsafe fn widen4(b: &[u8; 4]) -> __m128i {
+    _mm_cvtepu8_epi32(_mm_cvtsi32_si128(i32::from_le_bytes(*b)))
+}
+
+/// The four IQ1S_GRID rows of the indices `lo | high`, `high` in bits 8..11 of each lane.
+#[inline(always)]
+unsafe fn iq1_rows(qs: &[u8; 4], high: __m128i) -> __m256i {
+    let idx = _mm_or_si128(widen4(qs), _mm_and_si128(high, _mm_set1_epi32(0x700)));
+    _mm256_i32gather_epi64::<8>(IQ1S_GRID.as_ptr() as *const i64, idx)
+}
+
+impl Iq1Grid<Avx512> for Gather {
+    #[inline(always)]
+    fn s(self, _: Avx512, qs: &[u8; 4], qh: u16) -> __m256i {
+        // SAFETY: AVX2 (see `Gather`); every index is below 2048, IQ1S_GRID's row count.
+        // Lane k: bits 3k .. 3k + 3 of qh to bits 8..11 (shifted left 9 - 3k, then right 1).
+        unsafe {
+            let high = _mm_srli_epi32::<1>(_mm_sllv_epi32(_mm_set1_epi32(qh as i32), _mm_setr_epi32(9, 6, 3, 0)));
+            iq1_rows(qs, high)
+        }
+    }
+    #[inline(always)]
+    fn m(self, _: Avx512, qs: &[u8; 4], qh: &[u8; 2]) -> __m256i {
+        // SAFETY: as in `s`. Lane k: nibble k of qh to bits 8..11.
+        unsafe {
+            let nibbles = _mm_set1_epi32(u16::from_le_bytes(*qh) as i32);
+            iq1_rows(qs, _mm_slli_epi32::<8>(_mm_srlv_epi32(nibbles, _mm_setr_epi32(0, 4, 8, 12))))
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn iq1_s(x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
+    iq1_s_with(Avx512::new_unchecked(), x, y, Gather)
+}
+
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn iq1_m(x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
+    iq1_m_with(Avx512::new_unchecked(), x, y, Gather)
+}
+
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
 unsafe fn iq3_xxs(x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
     iq3_xxs_with(Avx512::new_unchecked(), x, y, Gather)
@@ -91,4 +137,20 @@ pub(crate) unsafe fn iq3_xxs_dot(x: &[u8], y: &[u8]) -> f32 {
 /// [`available`]; `x` and `y` whole blocks of iq3_s and q8_K, as many of each.
 pub(crate) unsafe fn iq3_s_dot(x: &[u8], y: &[u8]) -> f32 {
     iq3_s(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+}
+
+/// iq1_s, one row ([`super::table::DotFn`]).
+///
+/// # Safety
+/// [`available`]; `x` and `y` whole blocks of iq1_s and q8_K, as many of each.
+pub(crate) unsafe fn iq1_s_dot(x: &[u8], y: &[u8]) -> f32 {
+    iq1_s(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+}
+
+/// iq1_m, one row ([`super::table::DotFn`]).
+///
+/// # Safety
+/// [`available`]; `x` and `y` whole blocks of iq1_m and q8_K, as many of each.
+pub(crate) unsafe fn iq1_m_dot(x: &[u8], y: &[u8]) -> f32 {
+    iq1_m(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
 }

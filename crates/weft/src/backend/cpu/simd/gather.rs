@@ -1,9 +1,10 @@
-//! iq3_xxs, iq3_s, iq1_s and iq1_m with their grid rows gathered where ggml's form looks each
-//! row up on its own: per 32 weights eight 4-byte rows by one `vpgatherdd` (iq3) where there
-//! were eight loads and seven inserts, four 8-byte rows by one `vpgatherqq` (iq1), the
-//! indices' high bits (iq3_s, iq1) shifted out of `qh` in vector lanes rather than one by one.
-//! The rest is the shared kernels' (`iq3::iq3_*_with`, `iq1::iq1_*_with`), so the results
-//! are the same bits (tested against the table's kernels).
+//! iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m with their grid rows gathered where ggml's form
+//! looks each row up on its own: per 32 weights eight 4-byte rows by one `vpgatherdd` (iq3)
+//! where there were eight loads and seven inserts, four 8-byte rows by one `vpgatherqq`
+//! (iq2_xs, iq1), the indices (iq2_xs: 9 bits of u16 fields) and their high bits (iq3_s, iq1:
+//! from `qh`) made in vector lanes rather than one by one. The rest is the shared kernels'
+//! (`iq3::iq3_*_with`, `iq2::iq2_xs_with`, `iq1::iq1_*_with`), so the results are the same
+//! bits (tested against the table's kernels).
 //!
 //! Only where gathers are known to be fast ([`available`]): on the Intel CPUs with AVX-512
 //! that Gather Data Sampling's microcode fix covers (Skylake-SP to Ice Lake, Tiger Lake), the
@@ -12,19 +13,20 @@
 //! Measured on an Intel Xeon (Emerald Rapids, not affected): from L1, ticks a super-block and
 //! row, lookups against gather, two runs: iq3_s 61.8 / 63.6 -> 35.1 / 36.0, iq3_xxs 38.7 /
 //! 39.7 -> 35.4 / 37.5, iq1_s 41.4-43.9 -> 36.8-38.0 and iq1_m 59.3-62.7 -> 50.6-57.8 (four
-//! runs each). iq2_xxs and iq2_s (8-byte rows too, their indices bytes or a shift from one)
-//! measured level or slower (iq2_s 35.5 / 37.8 -> 51.8 / 38.4) and keep their lookups.
+//! runs each), iq2_xs 32.2 -> 28.3 (four runs). iq2_xxs (indices bytes: 31.9 -> 32.6) and
+//! iq2_s (a byte and a shift: level within noise) keep their lookups.
 
 use std::arch::x86_64::*;
 use std::sync::OnceLock;
 
 use super::iq1::{iq1_m_with, iq1_s_with, Iq1Grid};
+use super::iq2::{iq2_xs_with, Iq2XsGrid};
 use super::iq3::{iq3_s_with, iq3_xxs_with, Iq3Grid};
 use super::x86::Avx512;
 use super::Isa;
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
-use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
-use crate::types::quant::{BlockIq1M, BlockIq1S, BlockIq3S, BlockIq3Xxs, BlockQ8K};
+use crate::types::quant::grids::{IQ2XS_GRID, IQ3S_GRID, IQ3XXS_GRID};
+use crate::types::quant::{BlockIq1M, BlockIq1S, BlockIq2Xs, BlockIq3S, BlockIq3Xxs, BlockQ8K};
 
 /// Whether these kernels run here: `Isa::Avx512Vnni`, and the kernel reports the CPU not
 /// affected by Gather Data Sampling (Linux's
@@ -103,6 +105,24 @@ impl Iq1Grid<Avx512> for Gather {
     }
 }
 
+impl Iq2XsGrid<Avx512> for Gather {
+    #[inline(always)]
+    fn xs(self, _: Avx512, q: &[u8; 8]) -> __m256i {
+        // SAFETY: AVX2 (see `Gather`); every index is masked to 9 bits, IQ2XS_GRID has 512
+        // rows.
+        unsafe {
+            let fields = _mm_cvtepu16_epi32(_mm_loadl_epi64(q.as_ptr() as *const __m128i));
+            let idx = _mm_and_si128(fields, _mm_set1_epi32(511));
+            _mm256_i32gather_epi64::<8>(IQ2XS_GRID.as_ptr() as *const i64, idx)
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn iq2_xs(x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
+    iq2_xs_with(Avx512::new_unchecked(), x, y, Gather)
+}
+
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
 unsafe fn iq1_s(x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
     iq1_s_with(Avx512::new_unchecked(), x, y, Gather)
@@ -153,4 +173,12 @@ pub(crate) unsafe fn iq1_s_dot(x: &[u8], y: &[u8]) -> f32 {
 /// [`available`]; `x` and `y` whole blocks of iq1_m and q8_K, as many of each.
 pub(crate) unsafe fn iq1_m_dot(x: &[u8], y: &[u8]) -> f32 {
     iq1_m(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+}
+
+/// iq2_xs, one row ([`super::table::DotFn`]).
+///
+/// # Safety
+/// [`available`]; `x` and `y` whole blocks of iq2_xs and q8_K, as many of each.
+pub(crate) unsafe fn iq2_xs_dot(x: &[u8], y: &[u8]) -> f32 {
+    iq2_xs(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
 }

@@ -153,11 +153,30 @@ static SIGN_BYTE_PICK: [[u8; 32]; 2] = {
     t
 };
 
+/// How the iq2_xs kernel gets a sub-block's four 8-byte grid rows: one IQ2XS_GRID lookup each
+/// ([`Lookup`], ggml's form), or one gather where the CPU's gathers pay (`gather.rs`). The
+/// same rows either way.
+pub(super) trait Iq2XsGrid<S: Simd>: Copy {
+    /// The rows of the four little-endian u16 fields in `q`, each indexed by its low 9 bits.
+    fn xs(self, s: S, q: &[u8; 8]) -> S::V;
+}
+
+/// [`Iq2XsGrid`] by four lookups.
+#[derive(Clone, Copy)]
+struct Lookup;
+
+impl<S: Simd> Iq2XsGrid<S> for Lookup {
+    #[inline(always)]
+    fn xs(self, s: S, q: &[u8; 8]) -> S::V {
+        s.set_u64(std::array::from_fn(|j| IQ2XS_GRID[(u16::from_le_bytes([q[2 * j], q[2 * j + 1]]) & 511) as usize]))
+    }
+}
+
 /// Four sub-blocks of iq2_xs from `quad * 4`: their i16 products with the activations.
 /// The signs are worked out in vectors from the 16 stored 7-bit fields (ggml's way), not
 /// looked up one 8-byte row at a time: 16 loads and inserts fewer per four sub-blocks.
 #[inline(always)]
-fn iq2_xs_quad<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize) -> [S::V; 4] {
+fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize, grid: G) -> [S::V; 4] {
     let q2_data = s.load(arr(bytemuck::cast_slice(&x.qs), 32 * quad));
     let partial = s.srl_i16(q2_data, 9);
     // Low nibble: the field's low 4 bits xor its top 3, whose parity is the field's.
@@ -172,8 +191,7 @@ fn iq2_xs_quad<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize) -> [S::
         let half = if k < 2 { s.dup_lo(full) } else { s.dup_hi(full) };
         let picked = s.and(s.shuffle_i8(half, s.load(&SIGN_BYTE_PICK[k % 2])), bit);
         let signs = s.or(s.cmpeq_i8(picked, bit), one);
-        let q: [u16; 4] = std::array::from_fn(|j| x.qs[4 * ib32 + j].get());
-        let q2 = s.set_u64(q.map(|v| IQ2XS_GRID[(v & 511) as usize]));
+        let q2 = grid.xs(s, arr(bytemuck::cast_slice(&x.qs), 8 * ib32));
         *dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), signs));
     }
     dots
@@ -183,12 +201,18 @@ fn iq2_xs_quad<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize) -> [S::
 /// (both quads in `$pre`), which measured 3-9% slower than summing each quad as it is made.
 #[inline(always)]
 pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
+    iq2_xs_with(s, x, y, Lookup)
+}
+
+/// iq2_xs with its grid rows from `grid`.
+#[inline(always)]
+pub(super) fn iq2_xs_with<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K], grid: G) -> f32 {
     let mut accumf = s.fzero();
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let scales = odd_scales_16(s, &bx.scales);
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for quad in 0..2 {
-            let dots = iq2_xs_quad(s, bx, by, quad);
+            let dots = iq2_xs_quad(s, bx, by, quad, grid);
             for (k, dot) in dots.into_iter().enumerate() {
                 let p = scale16(s, scales, dot, 4 * quad + k);
                 if k % 2 == 0 {

@@ -229,8 +229,8 @@ pub(crate) struct NativeDots {
 }
 
 /// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K and
-/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq1_s and iq1_m on AVX-512
-/// with VNNI where gathers are fast (`gather.rs`).
+/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
+/// AVX-512 with VNNI where gathers are fast (`gather.rs`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
@@ -248,6 +248,7 @@ pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
             Type::IQ3_XXS => return Some(NativeDots { one: gather::iq3_xxs_dot, two: None, four: None }),
             Type::IQ3_S => return Some(NativeDots { one: gather::iq3_s_dot, two: None, four: None }),
             Type::IQ1_S => return Some(NativeDots { one: gather::iq1_s_dot, two: None, four: None }),
+            Type::IQ2_XS => return Some(NativeDots { one: gather::iq2_xs_dot, two: None, four: None }),
             Type::IQ1_M => return Some(NativeDots { one: gather::iq1_m_dot, two: None, four: None }),
             _ => {}
         }

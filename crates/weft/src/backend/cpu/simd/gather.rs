@@ -119,67 +119,31 @@ impl Iq2XsGrid<Avx512> for Gather {
     }
 }
 
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn iq2_xs(x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
-    iq2_xs_with(Avx512::new_unchecked(), x, y, Gather)
+/// Row dots ([`super::table::DotFn`]) of the shared kernels `$with` with [`Gather`]: for each
+/// type, `pub(crate) unsafe fn $dot(x, y)`, to be called only where [`available`] and with
+/// `x` and `y` whole blocks of `$block` and q8_K, as many of each.
+macro_rules! gathered {
+    ($($dot:ident: $block:ty, $with:path;)*) => {
+        $(
+            /// One row of the type, grid rows gathered ([`super::table::DotFn`]).
+            ///
+            /// # Safety
+            /// [`available`]; `x` and `y` whole blocks of the type and q8_K, as many of each.
+            pub(crate) unsafe fn $dot(x: &[u8], y: &[u8]) -> f32 {
+                #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
+                unsafe fn kernel(x: &[$block], y: &[BlockQ8K]) -> f32 {
+                    $with(Avx512::new_unchecked(), x, y, Gather)
+                }
+                kernel(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+            }
+        )*
+    };
 }
 
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn iq1_s(x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
-    iq1_s_with(Avx512::new_unchecked(), x, y, Gather)
-}
-
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn iq1_m(x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
-    iq1_m_with(Avx512::new_unchecked(), x, y, Gather)
-}
-
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn iq3_xxs(x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
-    iq3_xxs_with(Avx512::new_unchecked(), x, y, Gather)
-}
-
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn iq3_s(x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
-    iq3_s_with(Avx512::new_unchecked(), x, y, Gather)
-}
-
-/// iq3_xxs, one row ([`super::table::DotFn`]).
-///
-/// # Safety
-/// [`available`]; `x` and `y` whole blocks of iq3_xxs and q8_K, as many of each.
-pub(crate) unsafe fn iq3_xxs_dot(x: &[u8], y: &[u8]) -> f32 {
-    iq3_xxs(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
-}
-
-/// iq3_s, one row ([`super::table::DotFn`]).
-///
-/// # Safety
-/// [`available`]; `x` and `y` whole blocks of iq3_s and q8_K, as many of each.
-pub(crate) unsafe fn iq3_s_dot(x: &[u8], y: &[u8]) -> f32 {
-    iq3_s(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
-}
-
-/// iq1_s, one row ([`super::table::DotFn`]).
-///
-/// # Safety
-/// [`available`]; `x` and `y` whole blocks of iq1_s and q8_K, as many of each.
-pub(crate) unsafe fn iq1_s_dot(x: &[u8], y: &[u8]) -> f32 {
-    iq1_s(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
-}
-
-/// iq1_m, one row ([`super::table::DotFn`]).
-///
-/// # Safety
-/// [`available`]; `x` and `y` whole blocks of iq1_m and q8_K, as many of each.
-pub(crate) unsafe fn iq1_m_dot(x: &[u8], y: &[u8]) -> f32 {
-    iq1_m(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
-}
-
-/// iq2_xs, one row ([`super::table::DotFn`]).
-///
-/// # Safety
-/// [`available`]; `x` and `y` whole blocks of iq2_xs and q8_K, as many of each.
-pub(crate) unsafe fn iq2_xs_dot(x: &[u8], y: &[u8]) -> f32 {
-    iq2_xs(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+gathered! {
+    iq3_xxs_dot: BlockIq3Xxs, iq3_xxs_with;
+    iq3_s_dot: BlockIq3S, iq3_s_with;
+    iq2_xs_dot: BlockIq2Xs, iq2_xs_with;
+    iq1_s_dot: BlockIq1S, iq1_s_with;
+    iq1_m_dot: BlockIq1M, iq1_m_with;
 }

@@ -25,6 +25,7 @@ use super::iq2::{iq2_xs_with, Iq2XsGrid};
 use super::iq3::{iq3_s_with, iq3_xxs_with, Iq3Grid};
 use super::x86::Avx512;
 use super::Isa;
+use crate::types::quant::block::LeU16;
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::grids::{IQ2XS_GRID, IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq1M, BlockIq1S, BlockIq2Xs, BlockIq3S, BlockIq3Xxs, BlockQ8K};
@@ -108,7 +109,7 @@ impl Iq1Grid<Avx512> for Gather {
 
 impl Iq2XsGrid<Avx512> for Gather {
     #[inline(always)]
-    fn xs(self, _: Avx512, q: &[u8; 8]) -> __m256i {
+    fn xs(self, _: Avx512, q: &[LeU16; 4]) -> __m256i {
         // SAFETY: AVX2 (see `Gather`); every index is masked to 9 bits, IQ2XS_GRID has 512
         // rows.
         unsafe {

@@ -6,6 +6,7 @@
 use super::kquants::SHUF_K4;
 use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
+use crate::types::quant::block::LeU16;
 use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID};
 use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockIq2Xxs, BlockQ8K};
 
@@ -157,8 +158,8 @@ static SIGN_BYTE_PICK: [[u8; 32]; 2] = {
 /// ([`Lookup`], ggml's form), or one gather where the CPU's gathers pay (`gather.rs`). The
 /// same rows either way.
 pub(super) trait Iq2XsGrid<S: Simd>: Copy {
-    /// The rows of the four little-endian u16 fields in `q`, each indexed by its low 9 bits.
-    fn xs(self, s: S, q: &[u8; 8]) -> S::V;
+    /// The rows of the four u16 fields `q`, each indexed by its low 9 bits.
+    fn xs(self, s: S, q: &[LeU16; 4]) -> S::V;
 }
 
 /// [`Iq2XsGrid`] by four lookups.
@@ -167,8 +168,8 @@ struct Lookup;
 
 impl<S: Simd> Iq2XsGrid<S> for Lookup {
     #[inline(always)]
-    fn xs(self, s: S, q: &[u8; 8]) -> S::V {
-        s.set_u64(std::array::from_fn(|j| IQ2XS_GRID[(u16::from_le_bytes([q[2 * j], q[2 * j + 1]]) & 511) as usize]))
+    fn xs(self, s: S, q: &[LeU16; 4]) -> S::V {
+        s.set_u64(q.map(|v| IQ2XS_GRID[(v.get() & 511) as usize]))
     }
 }
 
@@ -191,7 +192,7 @@ fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, qua
         let half = if k < 2 { s.dup_lo(full) } else { s.dup_hi(full) };
         let picked = s.and(s.shuffle_i8(half, s.load(&SIGN_BYTE_PICK[k % 2])), bit);
         let signs = s.or(s.cmpeq_i8(picked, bit), one);
-        let q2 = grid.xs(s, arr(bytemuck::cast_slice(&x.qs), 8 * ib32));
+        let q2 = grid.xs(s, x.qs[4 * ib32..4 * ib32 + 4].try_into().expect("four fields"));
         *dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), signs));
     }
     dots

@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{scalar, Bin, Isa, Kernels, ROW_AHEAD};
+use super::{ask_ahead, scalar, Bin, Isa, Kernels};
 
 isa_table!(Isa::Avx512, narrow_f16, narrow_bf16);
 
@@ -75,6 +75,16 @@ unsafe fn dot<L: Load>(k: usize, a: *const u8, lda: usize, rows: usize, b: *cons
     }
 }
 
+/// Each of the four rows' 16 elements from `i` times b's, into the row's accumulator (b's
+/// vector loaded once for the four).
+#[inline(always)]
+unsafe fn fma_rows<L: Load>(acc: &mut [__m512; 4], rows: [*const u8; 4], b: *const u8, i: usize) {
+    let bv = L::load(b.add(i * L::SIZE));
+    for (acc, row) in acc.iter_mut().zip(rows) {
+        *acc = _mm512_fmadd_ps(L::load(row.add(i * L::SIZE)), bv, *acc);
+    }
+}
+
 /// Four rows against one b: each b vector is loaded once for four FMAs.
 #[inline(always)]
 unsafe fn dot4<L: Load>(k: usize, a: *const u8, lda: usize, b: *const u8, out: *mut f32) {
@@ -82,26 +92,17 @@ unsafe fn dot4<L: Load>(k: usize, a: *const u8, lda: usize, b: *const u8, out: *
     let rows = [a, a.add(lda), a.add(2 * lda), a.add(3 * lda)];
     let mut acc = [_mm512_setzero_ps(); 4];
     let mut i = 0;
-    // A cache line of each row a step, asking for the line ROW_AHEAD bytes on (past a row's
-    // end that is the next row's: a prefetch is a hint and never faults).
+    // A cache line of each row a step, each row's line ROW_AHEAD bytes on asked for.
     let line = 64 / s;
     while i + line <= k {
-        for row in rows {
-            _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(i * s + ROW_AHEAD) as *const i8);
-        }
+        ask_ahead(rows, i * s);
         for j in (i..i + line).step_by(16) {
-            let bv = L::load(b.add(j * s));
-            for (acc, row) in acc.iter_mut().zip(rows) {
-                *acc = _mm512_fmadd_ps(L::load(row.add(j * s)), bv, *acc);
-            }
+            fma_rows::<L>(&mut acc, rows, b, j);
         }
         i += line;
     }
     while i + 16 <= k {
-        let bv = L::load(b.add(i * s));
-        for (acc, row) in acc.iter_mut().zip(rows) {
-            *acc = _mm512_fmadd_ps(L::load(row.add(i * s)), bv, *acc);
-        }
+        fma_rows::<L>(&mut acc, rows, b, i);
         i += 16;
     }
     if i < k {

@@ -219,4 +219,17 @@ pub fn kernels() -> &'static Kernels {
 /// 512 B 4208, 1 KiB 3936, 2 KiB 4065, 1 MiB (no use) 5214. NEON's loops do not ask (not
 /// measured on an ARM machine).
 #[cfg(target_arch = "x86_64")]
-pub(super) const ROW_AHEAD: usize = 1024;
+const ROW_AHEAD: usize = 1024;
+
+/// Asks for the cache line [`ROW_AHEAD`] bytes past byte `at` of each row (past a row's end
+/// that is the next row's: a prefetch is a hint and never faults).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn ask_ahead(rows: [*const u8; 4], at: usize) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+    for row in rows {
+        // SAFETY: a prefetch reads nothing architecturally and never faults (SSE, baseline
+        // on x86_64).
+        unsafe { _mm_prefetch::<_MM_HINT_T1>(row.wrapping_add(at + ROW_AHEAD) as *const i8) }
+    }
+}

@@ -4,7 +4,7 @@
 //! activations' block sums; iq1_m: a +-1 byte vector), added with its own float scale at the
 //! end. Floats in ggml's order (bit-identical).
 
-use super::iq2::q8;
+use super::iq2::{q8, Lookup};
 use super::ops::{arr, Simd};
 use super::prefetch;
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
@@ -23,10 +23,6 @@ pub(super) trait Iq1Grid<S: Simd>: Copy {
     /// iq1_m: row `k`'s high bits are the low three of nibble `k` of `qh` (little-endian).
     fn m(self, s: S, qs: &[u8; 4], qh: &[u8; 2]) -> S::V;
 }
-
-/// [`Iq1Grid`] by four lookups.
-#[derive(Clone, Copy)]
-struct Lookup;
 
 impl<S: Simd> Iq1Grid<S> for Lookup {
     #[inline(always)]

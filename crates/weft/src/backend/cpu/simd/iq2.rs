@@ -162,9 +162,10 @@ pub(super) trait Iq2XsGrid<S: Simd>: Copy {
     fn xs(self, s: S, q: &[LeU16; 4]) -> S::V;
 }
 
-/// [`Iq2XsGrid`] by four lookups.
+/// The I-quants' grid rows one table lookup each, ggml's form: the shared kernels' side of
+/// [`Iq2XsGrid`], `iq1::Iq1Grid` and `iq3::Iq3Grid` (`gather.rs` has the other).
 #[derive(Clone, Copy)]
-struct Lookup;
+pub(super) struct Lookup;
 
 impl<S: Simd> Iq2XsGrid<S> for Lookup {
     #[inline(always)]

@@ -2,7 +2,7 @@
 //! kernels compute them (4-byte grid rows, signs applied to the activations, odd scales per
 //! 32 elements; bit-identical floats).
 
-use super::iq2::{odd_scaled, odd_scaled_loaded, q8, sum_blocks};
+use super::iq2::{odd_scaled, odd_scaled_loaded, q8, sum_blocks, Lookup};
 use super::ops::{arr, Simd};
 use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
@@ -17,10 +17,6 @@ pub(super) trait Iq3Grid<S: Simd>: Copy {
     /// ninth bit.
     fn s(self, s: S, qs: &[u8; 8], qh: u32) -> S::V;
 }
-
-/// [`Iq3Grid`] by eight lookups.
-#[derive(Clone, Copy)]
-struct Lookup;
 
 impl<S: Simd> Iq3Grid<S> for Lookup {
     #[inline(always)]

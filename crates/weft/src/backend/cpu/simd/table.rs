@@ -228,6 +228,14 @@ pub(crate) struct NativeDots {
     pub four: Option<DotRowsFn<4>>,
 }
 
+#[cfg(target_arch = "x86_64")]
+impl NativeDots {
+    /// A type with a native one-row kernel only.
+    fn one_row(one: DotFn) -> NativeDots {
+        NativeDots { one, two: None, four: None }
+    }
+}
+
 /// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K and
 /// q3_K on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
 /// AVX-512 with VNNI where gathers are fast (`gather.rs`).
@@ -236,7 +244,7 @@ pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     if isa == Isa::Avx512Vnni && super::gfni::available() {
         use super::gfni::{q2k, q3k};
         match ty {
-            Type::Q2_K => return Some(NativeDots { one: q2k::dot, two: None, four: None }),
+            Type::Q2_K => return Some(NativeDots::one_row(q2k::dot)),
             Type::Q3_K => return Some(NativeDots { one: q3k::dot, two: Some(q3k::dot2), four: Some(q3k::dot4) }),
             _ => {}
         }
@@ -245,11 +253,11 @@ pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     if isa == Isa::Avx512Vnni && super::gather::available() {
         use super::gather;
         match ty {
-            Type::IQ3_XXS => return Some(NativeDots { one: gather::iq3_xxs_dot, two: None, four: None }),
-            Type::IQ3_S => return Some(NativeDots { one: gather::iq3_s_dot, two: None, four: None }),
-            Type::IQ1_S => return Some(NativeDots { one: gather::iq1_s_dot, two: None, four: None }),
-            Type::IQ2_XS => return Some(NativeDots { one: gather::iq2_xs_dot, two: None, four: None }),
-            Type::IQ1_M => return Some(NativeDots { one: gather::iq1_m_dot, two: None, four: None }),
+            Type::IQ3_XXS => return Some(NativeDots::one_row(gather::iq3_xxs_dot)),
+            Type::IQ3_S => return Some(NativeDots::one_row(gather::iq3_s_dot)),
+            Type::IQ1_S => return Some(NativeDots::one_row(gather::iq1_s_dot)),
+            Type::IQ2_XS => return Some(NativeDots::one_row(gather::iq2_xs_dot)),
+            Type::IQ1_M => return Some(NativeDots::one_row(gather::iq1_m_dot)),
             _ => {}
         }
     }

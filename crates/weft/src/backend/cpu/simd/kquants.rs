@@ -357,36 +357,50 @@ fn k4_min_products<S: Simd>(s: S, words: &[u32; 4], y: &BlockQ8K) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q4_k<S: Simd>(s: S, x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
+    q4_k_rows::<S, 1>(s, [x], y)[0]
+}
+
+/// `R` q4_K rows dotted with one q8_K row, each row's operations those of one row alone (the
+/// same bits): the rows' super-blocks in turn, so their weight streams are in flight together.
+#[inline(always)]
+pub(crate) fn q4_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4K]; R], y: &[BlockQ8K]) -> [f32; R] {
     let m4 = s.splat_i8(0xf);
-    let mut acc = s.fzero();
+    let mut acc = [s.fzero(); R];
     // Lanes 0..4 only (4..8 stay zero).
-    let mut acc_m = s.fzero();
+    let mut acc_m = [s.fzero(); R];
     let shuf = opaque(&SHUF_K4);
-    for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
-        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
-        let words = k4_scales_mins(&bx.scales);
-
-        acc_m = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m);
-        let scales = s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0]));
-        let scales = s.dup_lo(scales);
-
-        // Two i32 sums, not one: into one, LLVM fuses each `add(sumi, madd(..))` into a
-        // `vpdpwssd` (AVX-512 VNNI), eight of them chained a super-block at several cycles
-        // each; two keep `vpmaddwd` and one-cycle adds (from L1: 25.0 -> 23.9 cycles; q5_K and
-        // q6_K likewise). Exact integers, so the same sums.
-        let (mut sumi, mut sumi2) = (s.zero(), s.zero());
-        for j in 0..4 {
-            let q4bits = s.load(arr(&bx.qs, 32 * j));
-            let q4l = s.and(q4bits, m4);
-            let q4h = s.and(s.srl_i16(q4bits, 4), m4);
-            k4_chunk(s, scales, shuf, j, [q4l, q4h], by, [&mut sumi, &mut sumi2]);
-        }
-        let sumi = s.add_i32(sumi, sumi2);
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+    let x = x.map(|r| &r[..y.len()]);
+    for (i, by) in y.iter().enumerate() {
+        // Each row's super-block whole, one row after another (rows innermost, four rows'
+        // scales and sums spilled: from L1 15.1 against 13.2 ticks a row and super-block).
+        each_row!(R, |r| {
+            prefetch::row_block::<S, _, R>(s, x[r], i);
+            let bx = &x[r][i];
+            let d = by.d.get() * s.f16(bx.d.bits());
+            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+            let words = k4_scales_mins(&bx.scales);
+            acc_m[r] = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m[r]);
+            let scales = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
+            // Two i32 sums, not one: into one, LLVM fuses each `add(sumi, madd(..))` into a
+            // `vpdpwssd` (AVX-512 VNNI), eight of them chained a super-block at several cycles
+            // each; two keep `vpmaddwd` and one-cycle adds (from L1: 25.0 -> 23.9 cycles; q5_K
+            // and q6_K likewise). Exact integers, so the same sums.
+            let (mut sumi, mut sumi2) = (s.zero(), s.zero());
+            for j in 0..4 {
+                let q4bits = s.load(arr(&bx.qs, 32 * j));
+                let q4l = s.and(q4bits, m4);
+                let q4h = s.and(s.srl_i16(q4bits, 4), m4);
+                k4_chunk(s, scales, shuf, j, [q4l, q4h], by, [&mut sumi, &mut sumi2]);
+            }
+            acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sumi, sumi2)), acc[r]);
+        });
     }
-    let m = s.fstore(acc_m);
-    s.hsum(acc) + ((m[0] + m[2]) + (m[1] + m[3]))
+    let mut out = [0f32; R];
+    for r in 0..R {
+        let m = s.fstore(acc_m[r]);
+        out[r] = s.hsum(acc[r]) + ((m[0] + m[2]) + (m[1] + m[3]));
+    }
+    out
 }
 
 /// Chunk `j` (64 weights) of a q4_K / q5_K super-block: `levels` (unsigned, sub-blocks 2j
@@ -433,36 +447,70 @@ fn scaled_pair<S: Simd>(s: S, a: S::V, b: S::V, scales: S::V) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
-    let m4 = s.splat_i8(0xf);
-    let mone = s.splat_i8(1);
-    let mut acc = s.fzero();
-    let mut summs = 0f32;
+    q5_k_rows::<S, 1>(s, [x], y)[0]
+}
+
+/// [`q4_k_rows`] for q5_K.
+#[inline(always)]
+pub(crate) fn q5_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5K]; R], y: &[BlockQ8K]) -> [f32; R] {
+    let mut acc = [s.fzero(); R];
+    let mut summs = [0f32; R];
     let shuf = opaque(&SHUF_K4);
-    for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
-        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
-        let words = k4_scales_mins(&bx.scales);
-
-        summs += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
-        let scales = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
-
-        let hbits = s.load(&bx.qh);
-        let mut hmask = mone;
-        let (mut sumi, mut sumi2) = (s.zero(), s.zero());
-        for j in 0..4 {
-            let q5bits = s.load(arr(&bx.qs, 32 * j));
-            let high_0 = s.sll_i16(s.srl_i16(s.and(hbits, hmask), 2 * j as u32), 4);
-            hmask = s.sll_i16(hmask, 1);
-            let high_1 = s.sll_i16(s.srl_i16(s.and(hbits, hmask), 2 * j as u32 + 1), 4);
-            hmask = s.sll_i16(hmask, 1);
-            let q5_0 = s.add_i8(s.and(q5bits, m4), high_0);
-            let q5_1 = s.add_i8(s.and(s.srl_i16(q5bits, 4), m4), high_1);
-            k4_chunk(s, scales, shuf, j, [q5_0, q5_1], by, [&mut sumi, &mut sumi2]);
+    let x = x.map(|r| &r[..y.len()]);
+    for (i, by) in y.iter().enumerate() {
+        let mut scales = [s.zero(); R];
+        for r in 0..R {
+            prefetch::row_block::<S, _, R>(s, x[r], i);
+            let bx = &x[r][i];
+            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+            let words = k4_scales_mins(&bx.scales);
+            summs[r] += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
+            scales[r] = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
         }
-        let sumi = s.add_i32(sumi, sumi2);
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+        let mut sums = [[s.zero(); 2]; R];
+        // Four calls, not a loop: with four rows LLVM kept the loop, its shift counts and
+        // table row in registers and the sums on the stack (32.7 against 20.3 ticks from L1).
+        q5_k_chunk(s, x, i, 0, by, &scales, shuf, &mut sums);
+        q5_k_chunk(s, x, i, 1, by, &scales, shuf, &mut sums);
+        q5_k_chunk(s, x, i, 2, by, &scales, shuf, &mut sums);
+        q5_k_chunk(s, x, i, 3, by, &scales, shuf, &mut sums);
+        for r in 0..R {
+            let d = by.d.get() * s.f16(x[r][i].d.bits());
+            acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sums[r][0], sums[r][1])), acc[r]);
+        }
     }
-    s.hsum(acc) + summs
+    let mut out = [0f32; R];
+    for r in 0..R {
+        out[r] = s.hsum(acc[r]) + summs[r];
+    }
+    out
+}
+
+/// Chunk `j` of super-block `i` of q5_K's rows `x` into `sums`: each row's fifth bits (bit
+/// `2j`, `2j + 1` of each `qh` byte) moved to bit 4 of its levels' bytes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn q5_k_chunk<S: Simd, const R: usize>(
+    s: S,
+    x: [&[BlockQ5K]; R],
+    i: usize,
+    j: usize,
+    by: &BlockQ8K,
+    scales: &[S::V; R],
+    shuf: &[[u8; 32]; 8],
+    sums: &mut [[S::V; 2]; R],
+) {
+    let (m4, bit4) = (s.splat_i8(0xf), s.splat_i8(0x10));
+    for r in 0..R {
+        let q5bits = s.load(arr(&x[r][i].qs, 32 * j));
+        let hbits = s.load(&x[r][i].qh);
+        let high_0 = s.and(s.sll_i16(s.srl_i16(hbits, 2 * j as u32), 4), bit4);
+        let high_1 = s.and(s.sll_i16(s.srl_i16(hbits, 2 * j as u32 + 1), 4), bit4);
+        let q5_0 = s.add_i8(s.and(q5bits, m4), high_0);
+        let q5_1 = s.add_i8(s.and(s.srl_i16(q5bits, 4), m4), high_1);
+        let [sum0, sum1] = &mut sums[r];
+        k4_chunk(s, scales[r], shuf, j, [q5_0, q5_1], by, [sum0, sum1]);
+    }
 }
 
 /// The high two bits of q6_K's levels in quarter `k` of 32 bytes of `qh`, at bits 4 and 5.
@@ -473,36 +521,52 @@ fn q6_high<S: Simd>(s: S, qh: S::V, k: u32) -> S::V {
 
 #[inline(always)]
 pub(crate) fn q6_k<S: Simd>(s: S, x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
+    q6_k_rows::<S, 1>(s, [x], y)[0]
+}
+
+/// [`q4_k_rows`] for q6_K.
+#[inline(always)]
+pub(crate) fn q6_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ6K]; R], y: &[BlockQ8K]) -> [f32; R] {
     let m4 = s.splat_i8(0xf);
     let m32s = s.splat_i8(32);
-    let mut acc = s.fzero();
+    let mut acc = [s.fzero(); R];
     let shuf = opaque(&SHUF_SCALE);
-    for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
-        let scales = s.load_dup(bytes_of(&bx.scales));
-        let (mut sumi, mut sumi2) = (s.zero(), s.zero());
-        for j in 0..2 {
-            let q4bits1 = s.load(arr(&bx.ql, 64 * j));
-            let q4bits2 = s.load(arr(&bx.ql, 64 * j + 32));
-            let q4bits_h = s.load(arr(&bx.qh, 32 * j));
-            let levels = [
-                s.or(s.and(q4bits1, m4), q6_high(s, q4bits_h, 0)),
-                s.or(s.and(q4bits2, m4), q6_high(s, q4bits_h, 1)),
-                s.or(s.and(s.srl_i16(q4bits1, 4), m4), q6_high(s, q4bits_h, 2)),
-                s.or(s.and(s.srl_i16(q4bits2, 4), m4), q6_high(s, q4bits_h, 3)),
-            ];
-            let mut p = [s.zero(); 4];
-            for (k, pk) in p.iter_mut().enumerate() {
-                let q8k = q8(s, by, 4 * j + k);
-                let p16 = s.sub_i16(s.maddubs(levels[k], q8k), s.maddubs(m32s, q8k));
-                let scale = s.widen_i8_i16(s.shuffle_i8(scales, s.load(&shuf[4 * j + k])));
-                *pk = s.madd_i16(scale, p16);
-            }
-            sumi = s.add_i32(sumi, s.add_i32(p[0], p[1]));
-            sumi2 = s.add_i32(sumi2, s.add_i32(p[2], p[3]));
+    let x = x.map(|r| &r[..y.len()]);
+    for (i, by) in y.iter().enumerate() {
+        let mut scales = [s.zero(); R];
+        for r in 0..R {
+            prefetch::row_block::<S, _, R>(s, x[r], i);
+            scales[r] = s.load_dup(bytes_of(&x[r][i].scales));
         }
-        let sumi = s.add_i32(sumi, sumi2);
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+        let mut sums = [[s.zero(); 2]; R];
+        for j in 0..2 {
+            for r in 0..R {
+                let bx = &x[r][i];
+                let q4bits1 = s.load(arr(&bx.ql, 64 * j));
+                let q4bits2 = s.load(arr(&bx.ql, 64 * j + 32));
+                let q4bits_h = s.load(arr(&bx.qh, 32 * j));
+                let levels = [
+                    s.or(s.and(q4bits1, m4), q6_high(s, q4bits_h, 0)),
+                    s.or(s.and(q4bits2, m4), q6_high(s, q4bits_h, 1)),
+                    s.or(s.and(s.srl_i16(q4bits1, 4), m4), q6_high(s, q4bits_h, 2)),
+                    s.or(s.and(s.srl_i16(q4bits2, 4), m4), q6_high(s, q4bits_h, 3)),
+                ];
+                let mut p = [s.zero(); 4];
+                for (k, pk) in p.iter_mut().enumerate() {
+                    let q8k = q8(s, by, 4 * j + k);
+                    let p16 = s.sub_i16(s.maddubs(levels[k], q8k), s.maddubs(m32s, q8k));
+                    let scale = s.widen_i8_i16(s.shuffle_i8(scales[r], s.load(&shuf[4 * j + k])));
+                    *pk = s.madd_i16(scale, p16);
+                }
+                let [sumi, sumi2] = &mut sums[r];
+                *sumi = s.add_i32(*sumi, s.add_i32(p[0], p[1]));
+                *sumi2 = s.add_i32(*sumi2, s.add_i32(p[2], p[3]));
+            }
+        }
+        for r in 0..R {
+            let d = by.d.get() * s.f16(x[r][i].d.bits());
+            acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sums[r][0], sums[r][1])), acc[r]);
+        }
     }
-    s.hsum(acc)
+    hsums(s, acc)
 }

@@ -142,6 +142,9 @@ rows_table! {
     Q5_1 => q5_1_x2: legacy::q5_1_rows;
     IQ4_NL => iq4_nl_x2: iq4::iq4_nl_rows;
     Q3_K => q3_k_x2: kquants::q3_k_rows;
+    Q4_K => q4_k_x2: kquants::q4_k_rows;
+    Q5_K => q5_k_x2: kquants::q5_k_rows;
+    Q6_K => q6_k_x2: kquants::q6_k_rows;
 }
 
 // Four rows keep four weight streams in flight where two left the core waiting on memory:
@@ -154,7 +157,13 @@ rows_table! {
 // four, AVX-512 VNNI, best us, both orders: q4_1 1361 / 1391 -> 1162 / 1113, q5_0 1467 /
 // 1459 -> 1218 / 1237, q5_1 1548 / 1541 -> 1388 / 1414; from L1, cycles a block: 4.5 ->
 // 3.1, 5.3 -> 3.4, 5.3 -> 4.1. iq4_nl's rows (4.0 -> 3.4 cycles from L1) gained only with
-// `prefetch::row_block`: 1103 / 1092 -> 1050 / 1027. Which ISAs run them: `rows_pay`.
+// `prefetch::row_block`: 1103 / 1092 -> 1050 / 1027. q4_K, q5_K and q6_K too, each row's
+// operations one row's (the same bits): from DRAM (900 MiB of copies cycled), 2 threads, old
+// and new build alternating, both orders, best us: q4_K 1291 / 1257 -> 1133 / 1103, q5_K
+// 1569 / 1553 -> 1437 / 1397, q6_K 1848 / 1839 -> 1677 / 1641; one matrix call after call:
+// q4_K 796 / 759 -> 772 / 725, q5_K 911 / 902 -> 908 / 918, q6_K 913 / 972 -> 914 / 979
+// (level). Not for q2_K (GFNI: level from the cache, 4% from DRAM; AVX2 none) nor iq4_xs
+// (its pair 15% slower from the cache, level from DRAM). Which ISAs run them: `rows_pay`.
 rows_table! {
     /// The four-row vector kernel of `ty` on `isa`, for types that have one.
     dot4: 4;
@@ -163,6 +172,9 @@ rows_table! {
     Q5_0 => q5_0_x4: legacy::q5_0_rows;
     Q5_1 => q5_1_x4: legacy::q5_1_rows;
     IQ4_NL => iq4_nl_x4: iq4::iq4_nl_rows;
+    Q4_K => q4_k_x4: kquants::q4_k_rows;
+    Q5_K => q5_k_x4: kquants::q5_k_rows;
+    Q6_K => q6_k_x4: kquants::q6_k_rows;
 }
 
 macro_rules! dot_table {

@@ -193,7 +193,7 @@ fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, qua
         let half = if k < 2 { s.dup_lo(full) } else { s.dup_hi(full) };
         let picked = s.and(s.shuffle_i8(half, s.load(&SIGN_BYTE_PICK[k % 2])), bit);
         let signs = s.or(s.cmpeq_i8(picked, bit), one);
-        let q2 = grid.xs(s, x.qs[4 * ib32..4 * ib32 + 4].try_into().expect("four fields"));
+        let q2 = grid.xs(s, arr(&x.qs, 4 * ib32));
         *dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), signs));
     }
     dots

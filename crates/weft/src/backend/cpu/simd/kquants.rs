@@ -335,6 +335,12 @@ fn k4_scales_mins(scales: &[u8; 12]) -> [u32; 4] {
     u
 }
 
+/// The 8 scales of [`k4_scales_mins`]' words as i16, in both halves.
+#[inline(always)]
+fn k4_scales<S: Simd>(s: S, words: &[u32; 4]) -> S::V {
+    s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])))
+}
+
 /// Byte i picks byte i / 2: the 8 mins, each twice.
 static DUP_PAIRS: [u8; 32] = {
     let mut t = [0u8; 32];
@@ -373,14 +379,14 @@ pub(crate) fn q4_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4K]; R], y: &
     for (i, by) in y.iter().enumerate() {
         // Each row's super-block whole, one row after another (rows innermost, four rows'
         // scales and sums spilled: from L1 15.1 against 13.2 ticks a row and super-block).
-        each_row!(R, |r| {
+        unrolled!(R, |r| {
             prefetch::row_block::<S, _, R>(s, x[r], i);
             let bx = &x[r][i];
             let d = by.d.get() * s.f16(bx.d.bits());
             let dmin = -by.d.get() * s.f16(bx.dmin.bits());
             let words = k4_scales_mins(&bx.scales);
             acc_m[r] = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m[r]);
-            let scales = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
+            let scales = k4_scales(s, &words);
             // Two i32 sums, not one: into one, LLVM fuses each `add(sumi, madd(..))` into a
             // `vpdpwssd` (AVX-512 VNNI), eight of them chained a super-block at several cycles
             // each; two keep `vpmaddwd` and one-cycle adds (from L1: 25.0 -> 23.9 cycles; q5_K
@@ -453,27 +459,35 @@ pub(crate) fn q5_k<S: Simd>(s: S, x: &[BlockQ5K], y: &[BlockQ8K]) -> f32 {
 /// [`q4_k_rows`] for q5_K.
 #[inline(always)]
 pub(crate) fn q5_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5K]; R], y: &[BlockQ8K]) -> [f32; R] {
+    let (m4, bit4) = (s.splat_i8(0xf), s.splat_i8(0x10));
     let mut acc = [s.fzero(); R];
     let mut summs = [0f32; R];
     let shuf = opaque(&SHUF_K4);
     let x = x.map(|r| &r[..y.len()]);
     for (i, by) in y.iter().enumerate() {
-        let mut scales = [s.zero(); R];
+        let (mut scales, mut hbits) = ([s.zero(); R], [s.zero(); R]);
         for r in 0..R {
             prefetch::row_block::<S, _, R>(s, x[r], i);
             let bx = &x[r][i];
             let dmin = -by.d.get() * s.f16(bx.dmin.bits());
             let words = k4_scales_mins(&bx.scales);
             summs[r] += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
-            scales[r] = s.dup_lo(s.widen_u8_i16(s.set_u32([words[0], words[1], 0, 0, 0, 0, 0, 0])));
+            scales[r] = k4_scales(s, &words);
+            hbits[r] = s.load(&bx.qh);
         }
         let mut sums = [[s.zero(); 2]; R];
-        // Four calls, not a loop: with four rows LLVM kept the loop, its shift counts and
-        // table row in registers and the sums on the stack (32.7 against 20.3 ticks from L1).
-        q5_k_chunk(s, x, i, 0, by, &scales, shuf, &mut sums);
-        q5_k_chunk(s, x, i, 1, by, &scales, shuf, &mut sums);
-        q5_k_chunk(s, x, i, 2, by, &scales, shuf, &mut sums);
-        q5_k_chunk(s, x, i, 3, by, &scales, shuf, &mut sums);
+        unrolled!(4, |j| {
+            for r in 0..R {
+                // Each row's fifth bits (bits 2j and 2j + 1 of its `qh` bytes) moved to bit 4.
+                let q5bits = s.load(arr(&x[r][i].qs, 32 * j));
+                let high_0 = s.and(s.sll_i16(s.srl_i16(hbits[r], 2 * j as u32), 4), bit4);
+                let high_1 = s.and(s.sll_i16(s.srl_i16(hbits[r], 2 * j as u32 + 1), 4), bit4);
+                let q5_0 = s.add_i8(s.and(q5bits, m4), high_0);
+                let q5_1 = s.add_i8(s.and(s.srl_i16(q5bits, 4), m4), high_1);
+                let [sum0, sum1] = &mut sums[r];
+                k4_chunk(s, scales[r], shuf, j, [q5_0, q5_1], by, [sum0, sum1]);
+            }
+        });
         for r in 0..R {
             let d = by.d.get() * s.f16(x[r][i].d.bits());
             acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(s.add_i32(sums[r][0], sums[r][1])), acc[r]);
@@ -484,33 +498,6 @@ pub(crate) fn q5_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5K]; R], y: &
         out[r] = s.hsum(acc[r]) + summs[r];
     }
     out
-}
-
-/// Chunk `j` of super-block `i` of q5_K's rows `x` into `sums`: each row's fifth bits (bit
-/// `2j`, `2j + 1` of each `qh` byte) moved to bit 4 of its levels' bytes.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn q5_k_chunk<S: Simd, const R: usize>(
-    s: S,
-    x: [&[BlockQ5K]; R],
-    i: usize,
-    j: usize,
-    by: &BlockQ8K,
-    scales: &[S::V; R],
-    shuf: &[[u8; 32]; 8],
-    sums: &mut [[S::V; 2]; R],
-) {
-    let (m4, bit4) = (s.splat_i8(0xf), s.splat_i8(0x10));
-    for r in 0..R {
-        let q5bits = s.load(arr(&x[r][i].qs, 32 * j));
-        let hbits = s.load(&x[r][i].qh);
-        let high_0 = s.and(s.sll_i16(s.srl_i16(hbits, 2 * j as u32), 4), bit4);
-        let high_1 = s.and(s.sll_i16(s.srl_i16(hbits, 2 * j as u32 + 1), 4), bit4);
-        let q5_0 = s.add_i8(s.and(q5bits, m4), high_0);
-        let q5_1 = s.add_i8(s.and(s.srl_i16(q5bits, 4), m4), high_1);
-        let [sum0, sum1] = &mut sums[r];
-        k4_chunk(s, scales[r], shuf, j, [q5_0, q5_1], by, [sum0, sum1]);
-    }
 }
 
 /// The high two bits of q6_K's levels in quarter `k` of 32 bytes of `qh`, at bits 4 and 5.

@@ -13,30 +13,30 @@ use crate::types::quant;
 use crate::types::Type;
 use crate::Result;
 
-/// `for $r in 0..$n $body` written out for `$r` = 0, 1, 2, 3 (`$n` a row count of at most 4,
-/// known at compile time): a several-row kernel's row loop whose body is a row's whole block
-/// stayed a loop in LLVM, each row's sums and pointer reloaded from the stack every block.
-/// q4_K's four rows with the matrix in the cache, 2 threads, best us: as a loop 9% slower
-/// than one row (744 / 745 -> 814 / 808, builds alternating), written out 4% faster (767 ->
-/// 735, in one process).
-macro_rules! each_row {
-    ($n:expr, |$r:ident| $body:block) => {{
+/// `for $i in 0..$n $body` written out for `$i` = 0, 1, 2, 3 (`$n` at most 4, known at compile
+/// time), for the kernel loops LLVM kept as loops, their index-dependent shifts, table rows
+/// and several rows' sums then in memory every block: q4_K's rows (four rows with the matrix
+/// in the cache, 2 threads, best us: as a loop 9% slower than one row, 744 / 745 -> 814 /
+/// 808; written out 4% faster, 767 -> 735) and q5_K's chunks (four rows from L1: 32.7 against
+/// one row's 20.3 ticks as a loop).
+macro_rules! unrolled {
+    ($n:expr, |$i:ident| $body:block) => {{
         const { assert!($n <= 4) };
         {
-            let $r = 0;
-            if $r < $n $body
+            let $i = 0;
+            if $i < $n $body
         }
         {
-            let $r = 1;
-            if $r < $n $body
+            let $i = 1;
+            if $i < $n $body
         }
         {
-            let $r = 2;
-            if $r < $n $body
+            let $i = 2;
+            if $i < $n $body
         }
         {
-            let $r = 3;
-            if $r < $n $body
+            let $i = 3;
+            if $i < $n $body
         }
     }};
 }

@@ -336,9 +336,9 @@ pub(crate) fn bytes_of<const N: usize>(x: &[i8; N]) -> &[u8; N] {
     unsafe { &*(x as *const [i8; N] as *const [u8; N]) }
 }
 
-/// The first `N` bytes at `offset` of `s` as an array (bounds-checked; the checks fold away
+/// The `N` elements at `offset` of `s` as an array (bounds-checked; the checks fold away
 /// where offsets are constants).
 #[inline(always)]
-pub(crate) fn arr<const N: usize>(s: &[u8], offset: usize) -> &[u8; N] {
+pub(crate) fn arr<T, const N: usize>(s: &[T], offset: usize) -> &[T; N] {
     s[offset..offset + N].try_into().expect("in bounds")
 }

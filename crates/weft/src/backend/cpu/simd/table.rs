@@ -248,16 +248,26 @@ impl NativeDots {
     }
 }
 
-/// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K and
-/// q3_K on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
+/// The [`NativeDots`] of a kernel module with one-, two- and four-row entries (`dot`, `dot2`,
+/// `dot4`).
+#[cfg(target_arch = "x86_64")]
+macro_rules! native_rows {
+    ($m:ident) => {
+        NativeDots { one: $m::dot, two: Some($m::dot2), four: Some($m::dot4) }
+    };
+}
+
+/// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K, q3_K
+/// and iq4_xs on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
 /// AVX-512 with VNNI where gathers are fast (`gather.rs`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
-        use super::gfni::{q2k, q3k};
+        use super::gfni::{iq4xs, q2k, q3k};
         match ty {
+            Type::IQ4_XS => return Some(native_rows!(iq4xs)),
             Type::Q2_K => return Some(NativeDots::one_row(q2k::dot)),
-            Type::Q3_K => return Some(NativeDots { one: q3k::dot, two: Some(q3k::dot2), four: Some(q3k::dot4) }),
+            Type::Q3_K => return Some(native_rows!(q3k)),
             _ => {}
         }
     }

@@ -1,8 +1,8 @@
 //! Kernels for x86 CPUs with AVX-512 (F/BW/VL), VNNI and GFNI (Ice Lake and later, Zen 4),
 //! written with those instructions directly rather than once against [`super::ops::Simd`]:
 //! GFNI's `vgf2p8affineqb` multiplies each byte by a bit matrix, which takes a 2-bit level out
-//! of a packed byte (and can or in a constant) in one op where a shift and a mask were two,
-//! and q3_K gains further from 512-bit registers. `table::native` puts them in place of the
+//! of a packed byte (or a nibble: iq4_xs) in one op where a shift and a mask were two, and
+//! q3_K and iq4_xs gain further from 512-bit registers. `table::native` puts them in place of the
 //! table's kernels where [`available`]. Every i32 lane and float step is the shared kernels'
 //! (ggml's), so the results are the same bits (tested against the table's kernels).
 
@@ -26,12 +26,14 @@ macro_rules! table2d {
     }};
 }
 
+pub(super) mod iq4xs;
 pub(super) mod q2k;
 pub(super) mod q3k;
 
-/// Whether this CPU runs these kernels: AVX-512 with VNNI (`Isa::Avx512Vnni`) and GFNI.
+/// Whether this CPU runs these kernels: AVX-512 with VNNI (`Isa::Avx512Vnni`), GFNI and
+/// BMI2 (every CPU with the first two has it).
 pub(crate) fn available() -> bool {
-    super::Isa::Avx512Vnni.available() && is_x86_feature_detected!("gfni")
+    super::Isa::Avx512Vnni.available() && is_x86_feature_detected!("gfni") && is_x86_feature_detected!("bmi2")
 }
 
 /// The bit matrix (a qword of `vgf2p8affineqb`) that takes bits `2k` and `2k + 1` of a byte

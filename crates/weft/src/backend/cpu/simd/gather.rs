@@ -14,8 +14,10 @@
 //! Measured on an Intel Xeon (Emerald Rapids, not affected): from L1, ticks a super-block and
 //! row, lookups against gather, two runs: iq3_s 61.8 / 63.6 -> 35.1 / 36.0, iq3_xxs 38.7 /
 //! 39.7 -> 35.4 / 37.5, iq1_s 41.4-43.9 -> 36.8-38.0 and iq1_m 59.3-62.7 -> 50.6-57.8 (four
-//! runs each), iq2_xs 32.2 -> 28.3 (four runs). iq2_xxs (indices bytes: 31.9 -> 32.6) and
-//! iq2_s (a byte and a shift: level within noise) keep their lookups.
+//! runs each), iq2_xs 32.2 -> 28.3 (four runs). iq2_s (a byte and a shift: level within noise)
+//! keeps its lookups; iq2_xxs (indices bytes: 31.9 -> 32.6 here) has a kernel of its own with
+//! VBMI (`gfni/iq2xxs.rs`, where a 512-bit gather of its rows measured level with its
+//! register lookups).
 
 use std::arch::x86_64::*;
 use std::sync::OnceLock;

@@ -33,7 +33,7 @@ pub(super) fn odd_scaled_loaded<S: Simd>(s: S, dot: S::V, ls: u32) -> S::V {
 }
 
 /// `2 * ls + 1` in every i16 lane, for each 4-bit ls.
-static ODD_SCALE_SPLATS: [[u8; 32]; 16] = {
+pub(super) static ODD_SCALE_SPLATS: [[u8; 32]; 16] = {
     let mut t = [[0u8; 32]; 16];
     let mut ls = 0;
     while ls < 16 {

@@ -258,16 +258,17 @@ macro_rules! native_rows {
 }
 
 /// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K, q3_K
-/// and iq4_xs on AVX-512 with VNNI and GFNI (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
+/// and iq4_xs on AVX-512 with VNNI and GFNI, iq2_xxs where VBMI too (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
 /// AVX-512 with VNNI where gathers are fast (`gather.rs`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
-        use super::gfni::{iq4xs, q2k, q3k};
+        use super::gfni::{iq2xxs, iq4xs, q2k, q3k};
         match ty {
             Type::IQ4_XS => return Some(native_rows!(iq4xs)),
             Type::Q2_K => return Some(NativeDots::one_row(q2k::dot)),
             Type::Q3_K => return Some(native_rows!(q3k)),
+            Type::IQ2_XXS if super::gfni::vbmi_available() => return Some(NativeDots::one_row(iq2xxs::dot)),
             _ => {}
         }
     }

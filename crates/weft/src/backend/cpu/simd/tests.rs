@@ -353,3 +353,33 @@ fn several_row_dots_equal_one_row_dots_bit_for_bit() {
     let vector_isas = Isa::available_all().into_iter().filter(|&i| i != Isa::Scalar).count();
     assert!(vector_isas == 0 || (with2 > 0 && with4 > 0), "no two- or four-row kernel was tested");
 }
+
+/// An activation of -128 (ggml's q8_K quantizer never writes one, but a q8_K row handed in may
+/// hold it) reads the same in every native kernel as in the table's kernel it replaces: the
+/// masked negations wrap there as `vpsignb` does.
+#[test]
+fn native_kernels_read_minus_128_activations_as_the_table_does() {
+    let mut rng = Rng::new(17);
+    let mut checked = 0;
+    for ty in TYPES {
+        for &isa in &Isa::available_all() {
+            let Some(native) = super::table::native(ty, isa) else { continue };
+            let table = (super::table::dot_entry(ty).unwrap().simd)(isa).unwrap();
+            assert_eq!(quant::vec_dot_type(ty), Type::Q8_K, "{ty}");
+            let n = 3 * ty.blck_size();
+            let x = quantized_row(ty, n, &mut rng);
+            let mut y = activation_row(ty, n, true, &mut rng);
+            for b in bytemuck::cast_slice_mut::<u8, BlockQ8K>(&mut y) {
+                b.qs.iter_mut().step_by(5).for_each(|q| *q = i8::MIN);
+                for (s, g) in b.bsums.iter_mut().zip(b.qs.chunks_exact(16)) {
+                    *s = LeI16::new(g.iter().map(|&q| q as i16).sum());
+                }
+            }
+            // SAFETY: the ISA is available; x and y are whole blocks, as many of each.
+            let (got, want) = unsafe { ((native.one)(&x, &y), table(&x, &y)) };
+            assert_eq!(got.to_bits(), want.to_bits(), "{ty} {isa:?}: {got} vs the table's {want}");
+            checked += 1;
+        }
+    }
+    eprintln!("native kernels checked with -128 activations: {checked}");
+}

@@ -2,7 +2,8 @@
 //! written with those instructions directly rather than once against [`super::ops::Simd`]:
 //! GFNI's `vgf2p8affineqb` multiplies each byte by a bit matrix, which takes a 2-bit level out
 //! of a packed byte (or a nibble: iq4_xs) in one op where a shift and a mask were two, and
-//! q3_K and iq4_xs gain further from 512-bit registers. `table::native` puts them in place of the
+//! q3_K and iq4_xs gain further from 512-bit registers; with VBMI's byte permutes, iq2_xxs's
+//! grid rows come out of registers instead of memory. `table::native` puts them in place of the
 //! table's kernels where [`available`]. Every i32 lane and float step is the shared kernels'
 //! (ggml's), so the results are the same bits (tested against the table's kernels).
 
@@ -26,6 +27,7 @@ macro_rules! table2d {
     }};
 }
 
+pub(super) mod iq2xxs;
 pub(super) mod iq4xs;
 pub(super) mod q2k;
 pub(super) mod q3k;
@@ -34,6 +36,12 @@ pub(super) mod q3k;
 /// BMI2 (every CPU with the first two has it).
 pub(crate) fn available() -> bool {
     super::Isa::Avx512Vnni.available() && is_x86_feature_detected!("gfni") && is_x86_feature_detected!("bmi2")
+}
+
+/// [`available`] and AVX-512 VBMI's byte permutes (`vpermb`, `vpermi2b`, `vpmultishiftqb`),
+/// which `iq2xxs` looks its grid codes up with.
+pub(crate) fn vbmi_available() -> bool {
+    available() && is_x86_feature_detected!("avx512vbmi")
 }
 
 /// The bit matrix (a qword of `vgf2p8affineqb`) that takes bits `2k` and `2k + 1` of a byte

@@ -104,23 +104,43 @@ impl<S: Simd> Q2Index<S> for ShiftMask {
 /// q2_K with the table index made by `index` (where VNNI runs the table form).
 #[inline(always)]
 pub(super) fn q2_k_with<S: Simd, I: Q2Index<S>>(s: S, x: &[BlockQ2K], y: &[BlockQ8K], index: I) -> f32 {
+    q2_k_rows_with::<S, I, 1>(s, [x], y, index)[0]
+}
+
+/// [`q2_k_with`] over `R` rows a pass, each row's super-block in turn (written out), each
+/// row's operations exactly one row's.
+#[inline(always)]
+pub(super) fn q2_k_rows_with<S: Simd, I: Q2Index<S>, const R: usize>(
+    s: S,
+    x: [&[BlockQ2K]; R],
+    y: &[BlockQ8K],
+    index: I,
+) -> [f32; R] {
     let m4 = s.splat_i8(0xf);
-    let mut acc = s.fzero();
-    for (bx, by) in prefetch::ahead(s, x).zip(y) {
-        let d = by.d.get() * s.f16(bx.d.bits());
-        let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+    let mut acc = [s.fzero(); R];
+    let x = x.map(|r| &r[..y.len()]);
+    for (i, by) in y.iter().enumerate() {
+        unrolled!(R, |r| {
+            prefetch::row_block::<S, _, R>(s, x[r], i);
+            let bx = &x[r][i];
+            let d = by.d.get() * s.f16(bx.d.bits());
+            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
 
-        let mins_and_scales = s.load_dup(&bx.scales);
-        let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
-        let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
-        acc = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc);
+            let mins_and_scales = s.load_dup(&bx.scales);
+            let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
+            let prod = s.madd_i16(mins, s.load(bytemuck::cast_ref(&by.bsums)));
+            acc[r] = s.fmadd(s.fsplat(dmin), s.cvt_i32(prod), acc[r]);
 
-        let scales = s.and(mins_and_scales, m4);
-        let sumi =
-            if S::VNNI { q2_k_scaled_levels(s, bx, by, scales, index) } else { q2_k_scale_products(s, bx, by, scales) };
-        acc = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc);
+            let scales = s.and(mins_and_scales, m4);
+            let sumi = if S::VNNI {
+                q2_k_scaled_levels(s, bx, by, scales, index)
+            } else {
+                q2_k_scale_products(s, bx, by, scales)
+            };
+            acc[r] = s.fmadd(s.fsplat(d), s.cvt_i32(sumi), acc[r]);
+        });
     }
-    s.hsum(acc)
+    hsums(s, acc)
 }
 
 /// q2_K's scaled level sums as ggml's AVX2 kernel forms them: levels times activations in

@@ -266,7 +266,7 @@ pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
         use super::gfni::{iq2xxs, iq4xs, q2k, q3k};
         match ty {
             Type::IQ4_XS => return Some(native_rows!(iq4xs)),
-            Type::Q2_K => return Some(NativeDots::one_row(q2k::dot)),
+            Type::Q2_K => return Some(native_rows!(q2k)),
             Type::Q3_K => return Some(native_rows!(q3k)),
             Type::IQ2_XXS if super::gfni::vbmi_available() => return Some(NativeDots::one_row(iq2xxs::dot)),
             _ => {}

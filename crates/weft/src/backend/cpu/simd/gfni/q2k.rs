@@ -5,15 +5,19 @@
 //! registers measured no faster here (the lookups and the affine ops each have one port at
 //! that width). MUL_MAT q2_K 4096 x 14336, n = 1, 2 threads, alternating calls in one
 //! process on an Intel Xeon, best us, three runs: 655 / 671 / 662 -> 600 / 615 / 602.
+//! Four rows a pass (then a pair), each row's super-block in turn (`kquants::q2_k_rows_with`),
+//! keep four weight streams in flight: from DRAM (900 MiB of copies cycled), one build's
+//! variants alternating, best us, both orders: one row 788 / 782, four 760 / 750 (the pair
+//! alone 790 / 794); with the matrix in the cache level (647 / 637 / 649).
 
 use std::arch::x86_64::*;
 
-use super::super::kquants::{q2_k_with, Q2Index};
+use super::super::kquants::{q2_k_rows_with, Q2Index};
 use super::super::x86::Avx512;
 use super::level_bits;
 use crate::types::quant::{BlockQ2K, BlockQ8K};
 
-/// [`Q2Index`] by one GF(2) affine op. Made only inside [`q2_k`], whose target features
+/// [`Q2Index`] by one GF(2) affine op. Made only inside [`rows`], whose target features
 /// include GFNI.
 #[derive(Clone, Copy)]
 struct Affine;
@@ -27,7 +31,7 @@ impl Q2Index<Avx512> for Affine {
                 _mm256_gf2p8affine_epi64_epi8::<{ 4 * $k }>(q2bits, _mm256_set1_epi64x(level_bits($k) as i64))
             };
         }
-        // SAFETY: `Affine` exists only within `q2_k`, which runs with GFNI and AVX-512 VL.
+        // SAFETY: `Affine` exists only within `rows`, which runs with GFNI and AVX-512 VL.
         unsafe {
             match k {
                 0 => affine!(0),
@@ -40,8 +44,8 @@ impl Q2Index<Avx512> for Affine {
 }
 
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,gfni")]
-unsafe fn q2_k(x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
-    q2_k_with(Avx512::new_unchecked(), x, y, Affine)
+unsafe fn rows<const R: usize>(x: [&[BlockQ2K]; R], y: &[BlockQ8K]) -> [f32; R] {
+    q2_k_rows_with(Avx512::new_unchecked(), x, y, Affine)
 }
 
 /// One row ([`super::super::table::DotFn`]).
@@ -49,5 +53,21 @@ unsafe fn q2_k(x: &[BlockQ2K], y: &[BlockQ8K]) -> f32 {
 /// # Safety
 /// [`super::available`]; `x` and `y` whole blocks of q2_K and q8_K, as many of each.
 pub(crate) unsafe fn dot(x: &[u8], y: &[u8]) -> f32 {
-    q2_k(bytemuck::cast_slice(x), bytemuck::cast_slice(y))
+    rows::<1>([bytemuck::cast_slice(x)], bytemuck::cast_slice(y))[0]
+}
+
+/// Two rows ([`super::super::table::DotRowsFn`]).
+///
+/// # Safety
+/// As [`dot`], for each row.
+pub(crate) unsafe fn dot2(x: [&[u8]; 2], y: &[u8]) -> [f32; 2] {
+    rows::<2>(x.map(bytemuck::cast_slice), bytemuck::cast_slice(y))
+}
+
+/// Four rows ([`super::super::table::DotRowsFn`]).
+///
+/// # Safety
+/// As [`dot`], for each row.
+pub(crate) unsafe fn dot4(x: [&[u8]; 4], y: &[u8]) -> [f32; 4] {
+    rows::<4>(x.map(bytemuck::cast_slice), bytemuck::cast_slice(y))
 }

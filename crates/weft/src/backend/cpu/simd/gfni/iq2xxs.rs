@@ -1,25 +1,28 @@
 //! iq2_xxs's dot product in 512-bit registers with GFNI and VBMI (Ice Lake and later, Zen 4):
 //! no grid row is fetched from memory. Every iq2_xxs grid byte is one of three levels (8, 25,
 //! 43), so a grid row is a 16-bit code of eight 2-bit digits, and a GF(2) affine op maps a
-//! digit to its level (`8 ^ 0x11 * b0 ^ 0x23 * b1` is linear in the digit's bits). Per block,
-//! four `vpermi2b` look the 32 rows' codes up in registers (a table of their low and one of
-//! their high bytes, 256 each); per zmm of 64 weights (two groups), a `vpermb` spreads the
-//! eight codes to their 64-bit lanes, a `vpmultishiftqb` moves digit j to byte j, and the
-//! affine op makes the levels. The signs take another affine op: with a lane's 7-bit sign
-//! field as the matrix and the bytes `1 << j` (and `0x7f`) as the operand, byte j comes out
-//! 0xff where bit j is set and byte 7 where the field's parity is odd (ggml's implied eighth
-//! sign), which a mask negates the activations with (ggml's `vpsignb`, the same bytes). Then
-//! `vpmaddubsw` and `vpdpwssd` by the group's odd scale `2 * ls + 1`.
+//! digit to its level (`8 ^ 0x11 * b0 ^ 0x23 * b1` is linear in the digit's bits). Per two
+//! blocks, four `vpermi2b` look their 64 rows' codes up in registers (a table of the codes'
+//! low and one of their high bytes, 256 each) and two byte interleaves join the halves; per
+//! zmm of 64 weights (two groups), a `vpermb` spreads its eight codes to their 64-bit lanes, a
+//! `vpmultishiftqb` moves digit j to byte j, and the affine op makes the levels. The signs
+//! take another affine op: with a lane's 7-bit sign field as the matrix and the bytes `1 << j`
+//! (and `0x7f`) as the operand, byte j comes out 0xff where bit j is set and byte 7 where the
+//! field's parity is odd (ggml's implied eighth sign), which a mask negates the activations
+//! with (ggml's `vpsignb`, the same bytes). Then `vpmaddubsw` and `vpdpwssd` by the group's
+//! odd scale `2 * ls + 1`.
 //!
 //! The i32 lanes are ggml's: zmm lanes 0-7 and 8-15 are the two groups' lanes of its 256-bit
 //! kernel, summed before the float steps, so the results are the same bits.
 //!
 //! Measured on an Intel Xeon (Emerald Rapids), against the table's kernel (ggml's form): from
-//! L1, ticks a super-block and row, 38.6-42.1 -> 28.4-30.8 (the four code lookups alone about
-//! 11 of those: `vpermi2b` is three uops on Intel; a 512-bit gather of the rows instead
-//! measured level, 28.7 against 29.4); MUL_MAT 4096 x 14336, n = 1, 2 threads, the two builds
-//! alternating in one process, both orders, best us: from DRAM 2367 / 3367 -> 1703 / 2290,
-//! from the cache 2347 / 2431 -> 1759 / 1798.
+//! L1, ticks a super-block and row, 38.6-42.1 -> 28.4-30.8 with a block's codes looked up on
+//! their own (those four lookups alone about 11 ticks: `vpermi2b` is three uops on Intel; a
+//! 512-bit gather of the rows instead measured level, 28.7 against 29.4), two blocks' at once
+//! 6-7% faster again (three runs, one process: 20.5-21.3 -> 19.2-19.7, the table's 28.9-30.5);
+//! MUL_MAT 4096 x 14336, n = 1, 2 threads, the two builds alternating in one process, both
+//! orders, best us: from DRAM 2396 / 2387 -> 1618 / 1578, from the cache 2359 / 2933 -> 1562 /
+//! 1909 (the single-block lookups: 1754 against 1619 for the pairs).
 
 use std::arch::x86_64::*;
 
@@ -60,26 +63,6 @@ const fn code_bytes(high: bool) -> [[u8; 64]; 4] {
 const CODE_LOW: [[u8; 64]; 4] = code_bytes(false);
 const CODE_HIGH: [[u8; 64]; 4] = code_bytes(true);
 
-/// Byte `p` of the index vector: the block's grid index `p / 2` (group `i / 4`, byte `i % 4`
-/// of its eight), twice, so that even bytes look up the low code byte and odd the high.
-const INDEX_BYTES: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut p = 0;
-    while p < 64 {
-        let i = p / 2;
-        t[p] = (8 * (i / 4) + i % 4) as u8;
-        p += 1;
-    }
-    t
-};
-
-/// Odd bytes (the high code bytes' places).
-const ODD_BYTES: u64 = 0xaaaa_aaaa_aaaa_aaaa;
-
-/// For zmm `q`: 64-bit lane `s` takes code `8q + s` (bytes `2(8q + s)` and `+ 1` of the codes)
-/// in its bytes 0 and 1 (the other bytes repeat them).
-const CODE_PLACE: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| (2 * (8 * q + b / 8) + b % 2) as u8);
-
 /// `vpmultishiftqb` offsets that move digit j (bits 2j, 2j + 1 of the lane) to byte j's low bits.
 const DIGIT_SHIFTS: [u8; 64] = table2d!([[u8; 64]; 1], |_z, b| (2 * (b % 8)) as u8)[0];
 
@@ -106,12 +89,35 @@ const LEVEL_MATRIX: u64 = {
     m
 };
 
-/// The block's 32 grid rows' codes, code i in bytes 2i and 2i + 1.
+/// Byte `p` of the two-block index vector: grid index `p % 32` of block `p / 32` (group
+/// `i / 4`, byte `i % 4` of its eight), taken from that block's bytes.
+const PAIR_INDEX: [u8; 64] = table2d!([[u8; 64]; 1], |_z, p| (8 * ((p % 32) / 4) + p % 4) as u8)[0];
+
+/// For block `b` of a pair and zmm half `h` (zmms `2h`, `2h + 1`): 64-bit lane `s` takes
+/// code `32b + 16h + 8(q % 2) + s`, which the byte interleave put at 16-byte lane `2b + h`,
+/// u16 `s`, of the zmm's vector ([`codes2`]: `q % 2` picks it).
+const PAIR_PLACE: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |bh, x| (16 * bh + 2 * (x / 8) + x % 2) as u8);
+
+/// Two blocks' 64 grid rows' codes (the second block may be the first again): the low and
+/// the high bytes looked up 64 at a time, then interleaved into u16 codes, 16-byte lane `L`
+/// of `[0]` holding codes `16L..16L + 8` and of `[1]` codes `16L + 8..16L + 16`.
 #[inline(always)]
-fn codes(bx: &BlockIq2Xxs, index_bytes: __m512i, low: &[__m512i; 4], high: &[__m512i; 4]) -> __m512i {
+fn codes2(
+    b0: &BlockIq2Xxs,
+    b1: &BlockIq2Xxs,
+    pair_index: __m512i,
+    low: &[__m512i; 4],
+    high: &[__m512i; 4],
+) -> [__m512i; 2] {
     // SAFETY: only inside `dot`, whose target features include AVX-512 BW and VBMI.
     unsafe {
-        let idx = _mm512_permutexvar_epi8(index_bytes, _mm512_loadu_si512(bx.qs.as_ptr() as *const _));
+        let first = _mm512_permutexvar_epi8(pair_index, _mm512_loadu_si512(b0.qs.as_ptr() as *const _));
+        let idx = _mm512_mask_permutexvar_epi8(
+            first,
+            0xffff_ffff_0000_0000,
+            pair_index,
+            _mm512_loadu_si512(b1.qs.as_ptr() as *const _),
+        );
         let upper = _mm512_movepi8_mask(idx);
         let lo = _mm512_mask_blend_epi8(
             upper,
@@ -123,7 +129,7 @@ fn codes(bx: &BlockIq2Xxs, index_bytes: __m512i, low: &[__m512i; 4], high: &[__m
             _mm512_permutex2var_epi8(high[0], idx, high[1]),
             _mm512_permutex2var_epi8(high[2], idx, high[3]),
         );
-        _mm512_mask_blend_epi8(ODD_BYTES, lo, hi)
+        [_mm512_unpacklo_epi8(lo, hi), _mm512_unpackhi_epi8(lo, hi)]
     }
 }
 
@@ -187,18 +193,22 @@ unsafe fn iq2_xxs(x: &[BlockIq2Xxs], y: &[BlockQ8K]) -> f32 {
     let s = Avx512::new_unchecked();
     let x = &x[..y.len()];
     let (low, high) = (CODE_LOW.map(|t| load64(s, &t)), CODE_HIGH.map(|t| load64(s, &t)));
-    let index_bytes = load64(s, &INDEX_BYTES);
-    let place = CODE_PLACE.map(|t| load64(s, &t));
+    let (pair_index, pair_place) = (load64(s, &PAIR_INDEX), PAIR_PLACE.map(|t| load64(s, &t)));
     let (digit_shifts, field_shifts) = (load64(s, &DIGIT_SHIFTS), load64(s, &FIELD_SHIFTS));
     let (level_matrix, sign_pick) = (_mm512_set1_epi64(LEVEL_MATRIX as i64), _mm512_set1_epi64(SIGN_PICK as i64));
     let zero = _mm512_setzero_si512();
     let mut acc = s.fzero();
+    let mut pair = [zero; 2];
     for (i, (bx, by)) in x.iter().zip(y).enumerate() {
         prefetch::row_block::<Avx512, _, 1>(s, x, i);
-        let codes = codes(bx, index_bytes, &low, &high);
+        // Codes for this block and the next (an odd last block: itself again).
+        if i % 2 == 0 {
+            pair = codes2(bx, x.get(i + 1).unwrap_or(bx), pair_index, &low, &high);
+        }
         let mut sumi = [zero; 2];
-        for (q, place) in place.iter().enumerate() {
-            let digits = _mm512_multishift_epi64_epi8(digit_shifts, _mm512_permutexvar_epi8(*place, codes));
+        for q in 0..4 {
+            let spread = _mm512_permutexvar_epi8(pair_place[2 * (i % 2) + q / 2], pair[q % 2]);
+            let digits = _mm512_multishift_epi64_epi8(digit_shifts, spread);
             let levels = _mm512_gf2p8affine_epi64_epi8::<0x08>(digits, level_matrix);
             let (words, yq) = (bx.qs.as_ptr().add(16 * q), by.qs.as_ptr().add(64 * q));
             step(&mut sumi[q % 2], levels, words, yq, field_shifts, sign_pick);

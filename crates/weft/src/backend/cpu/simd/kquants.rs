@@ -9,6 +9,7 @@
 use super::legacy::hsums;
 use super::ops::{arr, bytes_of, Simd};
 use super::prefetch;
+use crate::types::quant::block::Half;
 use crate::types::quant::{BlockQ2K, BlockQ3K, BlockQ4K, BlockQ5K, BlockQ6K, BlockQ8K};
 
 /// Byte shuffles that spread i16 scale `i` of a half over a whole half (ggml's
@@ -71,6 +72,13 @@ fn opaque<T>(table: &T) -> &T {
     std::hint::black_box(table)
 }
 
+/// A q2_K / q4_K / q5_K block's two factors with the activations' scale, as ggml forms them:
+/// `y.d * d` for the levels and `-y.d * dmin` for the minimums.
+#[inline(always)]
+fn d_dmin<S: Simd>(s: S, d: Half, dmin: Half, y: &BlockQ8K) -> (f32, f32) {
+    (y.d.get() * s.f16(d.bits()), -y.d.get() * s.f16(dmin.bits()))
+}
+
 /// The 32 activation bytes of chunk `c` (elements 32c..32c + 32).
 #[inline(always)]
 fn q8<S: Simd>(s: S, y: &BlockQ8K, c: usize) -> S::V {
@@ -123,8 +131,7 @@ pub(super) fn q2_k_rows_with<S: Simd, I: Q2Index<S>, const R: usize>(
         unrolled!(R, |r| {
             prefetch::row_block::<S, _, R>(s, x[r], i);
             let bx = &x[r][i];
-            let d = by.d.get() * s.f16(bx.d.bits());
-            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+            let (d, dmin) = d_dmin(s, bx.d, bx.dmin, by);
 
             let mins_and_scales = s.load_dup(&bx.scales);
             let mins = s.widen_i8_i16(s.and(s.srl_i16(mins_and_scales, 4), m4));
@@ -402,8 +409,7 @@ pub(crate) fn q4_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ4K]; R], y: &
         unrolled!(R, |r| {
             prefetch::row_block::<S, _, R>(s, x[r], i);
             let bx = &x[r][i];
-            let d = by.d.get() * s.f16(bx.d.bits());
-            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+            let (d, dmin) = d_dmin(s, bx.d, bx.dmin, by);
             let words = k4_scales_mins(&bx.scales);
             acc_m[r] = s.fmadd(s.fsplat(dmin), s.cvt_i32(k4_min_products(s, &words, by)), acc_m[r]);
             let scales = k4_scales(s, &words);
@@ -489,7 +495,7 @@ pub(crate) fn q5_k_rows<S: Simd, const R: usize>(s: S, x: [&[BlockQ5K]; R], y: &
         for r in 0..R {
             prefetch::row_block::<S, _, R>(s, x[r], i);
             let bx = &x[r][i];
-            let dmin = -by.d.get() * s.f16(bx.dmin.bits());
+            let dmin = d_dmin(s, bx.d, bx.dmin, by).1;
             let words = k4_scales_mins(&bx.scales);
             summs[r] += dmin * s.hsum_i32(k4_min_products(s, &words, by)) as f32;
             scales[r] = k4_scales(s, &words);

@@ -27,6 +27,36 @@ macro_rules! table2d {
     }};
 }
 
+/// A kernel module's table entries over its `rows::<R>(x: [&[$block]; R], y: &[BlockQ8K])`:
+/// `dot` ([`super::table::DotFn`]), `dot2` and `dot4` ([`super::table::DotRowsFn`]).
+macro_rules! row_entries {
+    ($block:ty) => {
+        /// One row ([`super::super::table::DotFn`]).
+        ///
+        /// # Safety
+        /// [`super::available`]; `x` and `y` whole blocks of the type and q8_K, as many of each.
+        pub(crate) unsafe fn dot(x: &[u8], y: &[u8]) -> f32 {
+            rows::<1>([bytemuck::cast_slice::<u8, $block>(x)], bytemuck::cast_slice(y))[0]
+        }
+
+        /// Two rows ([`super::super::table::DotRowsFn`]).
+        ///
+        /// # Safety
+        /// As [`dot`], for each row.
+        pub(crate) unsafe fn dot2(x: [&[u8]; 2], y: &[u8]) -> [f32; 2] {
+            rows::<2>(x.map(bytemuck::cast_slice::<u8, $block>), bytemuck::cast_slice(y))
+        }
+
+        /// Four rows ([`super::super::table::DotRowsFn`]).
+        ///
+        /// # Safety
+        /// As [`dot`], for each row.
+        pub(crate) unsafe fn dot4(x: [&[u8]; 4], y: &[u8]) -> [f32; 4] {
+            rows::<4>(x.map(bytemuck::cast_slice::<u8, $block>), bytemuck::cast_slice(y))
+        }
+    };
+}
+
 pub(super) mod iq2xxs;
 pub(super) mod iq4xs;
 pub(super) mod q2k;

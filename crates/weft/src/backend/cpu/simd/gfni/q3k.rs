@@ -178,26 +178,4 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ3K]; R], y: &[BlockQ8K]) -> [f32; R] 
     hsums(s, acc)
 }
 
-/// One row ([`super::super::table::DotFn`]).
-///
-/// # Safety
-/// [`super::available`]; `x` and `y` whole blocks of q3_K and q8_K, as many of each.
-pub(crate) unsafe fn dot(x: &[u8], y: &[u8]) -> f32 {
-    rows::<1>([bytemuck::cast_slice(x)], bytemuck::cast_slice(y))[0]
-}
-
-/// Two rows ([`super::super::table::DotRowsFn`]).
-///
-/// # Safety
-/// As [`dot`], for each row.
-pub(crate) unsafe fn dot2(x: [&[u8]; 2], y: &[u8]) -> [f32; 2] {
-    rows::<2>(x.map(bytemuck::cast_slice), bytemuck::cast_slice(y))
-}
-
-/// Four rows ([`super::super::table::DotRowsFn`]).
-///
-/// # Safety
-/// As [`dot`], for each row.
-pub(crate) unsafe fn dot4(x: [&[u8]; 4], y: &[u8]) -> [f32; 4] {
-    rows::<4>(x.map(bytemuck::cast_slice), bytemuck::cast_slice(y))
-}
+row_entries!(BlockQ3K);

@@ -17,7 +17,7 @@
 //!
 //! Measured on an Intel Xeon (Emerald Rapids), against the table's kernel (ggml's form): from
 //! L1, ticks a super-block and row, 38.6-42.1 -> 28.4-30.8 with a block's codes looked up on
-//! their own (those four lookups alone about 11 ticks: `vpermi2b` is three uops on Intel; a
+//! their own (those four lookups alone about 11 ticks: `vpermi2b` runs one every two cycles; a
 //! 512-bit gather of the rows instead measured level, 28.7 against 29.4), two blocks' at once
 //! 6-7% faster again (three runs, one process: 20.5-21.3 -> 19.2-19.7, the table's 28.9-30.5);
 //! MUL_MAT 4096 x 14336, n = 1, 2 threads, the two builds alternating in one process, both

@@ -57,6 +57,15 @@ pub struct BlockQ8K {
     pub bsums: [LeI16; QK_K / 16],
 }
 
+impl BlockQ8K {
+    /// `bsums` from `qs`: each run of 16 levels summed (the K-quants' minimum terms read them).
+    pub fn set_bsums(&mut self) {
+        for (s, qs) in self.bsums.iter_mut().zip(self.qs.chunks_exact(16)) {
+            *s = LeI16::new(qs.iter().map(|&q| q as i32).sum::<i32>() as i16);
+        }
+    }
+}
+
 const _: () = assert!(size_of::<BlockQ2K>() == Type::Q2_K.type_size());
 const _: () = assert!(size_of::<BlockQ3K>() == Type::Q3_K.type_size());
 const _: () = assert!(size_of::<BlockQ6K>() == Type::Q6_K.type_size());
@@ -569,9 +578,7 @@ impl Format for Q8K {
             for (q, &v) in yb.qs.iter_mut().zip(xb) {
                 *q = nearest_int_prod(iscale, v).min(127) as i8;
             }
-            for (s, qs) in yb.bsums.iter_mut().zip(yb.qs.chunks_exact(16)) {
-                *s = LeI16::new(qs.iter().map(|&q| q as i32).sum::<i32>() as i16);
-            }
+            yb.set_bsums();
             yb.d = LeF32::new(1.0 / iscale);
         }
         Ok(())

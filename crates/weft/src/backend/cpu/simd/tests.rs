@@ -4,7 +4,7 @@
 //! lengths of 1 to 9 blocks (odd counts reach the kernels' tails).
 
 use super::*;
-use crate::types::quant::block::{Half, LeF32, LeI16};
+use crate::types::quant::block::{Half, LeF32};
 use crate::types::quant::{BlockQ8K, BlockQ8_1, LevelSign};
 use crate::types::QK_K;
 
@@ -115,9 +115,7 @@ pub(super) fn activation_row(ty: Type, n: usize, raw: bool, rng: &mut Rng) -> Ve
         Type::Q8_K => {
             for b in bytemuck::cast_slice_mut::<u8, BlockQ8K>(&mut y) {
                 b.qs.iter_mut().for_each(|q| *q = level(rng));
-                for (s, g) in b.bsums.iter_mut().zip(b.qs.chunks_exact(16)) {
-                    *s = LeI16::new(g.iter().map(|&q| q as i16).sum());
-                }
+                b.set_bsums();
                 if b.d.get() == 0.0 {
                     b.d = LeF32::new(0.01);
                 }
@@ -373,9 +371,7 @@ fn native_kernels_read_minus_128_activations_as_the_table_does() {
             let mut y = activation_row(ty, n, true, &mut rng);
             for b in bytemuck::cast_slice_mut::<u8, BlockQ8K>(&mut y) {
                 b.qs.iter_mut().step_by(5).for_each(|q| *q = i8::MIN);
-                for (s, g) in b.bsums.iter_mut().zip(b.qs.chunks_exact(16)) {
-                    *s = LeI16::new(g.iter().map(|&q| q as i16).sum());
-                }
+                b.set_bsums();
             }
             // SAFETY: the ISA is available; x and y are whole blocks, as many of each.
             let (got, want) = unsafe { ((native.one)(&x, &y), table(&x, &y)) };

@@ -64,12 +64,12 @@ const CODE_LOW: [[u8; 64]; 4] = code_bytes(false);
 const CODE_HIGH: [[u8; 64]; 4] = code_bytes(true);
 
 /// `vpmultishiftqb` offsets that move digit j (bits 2j, 2j + 1 of the lane) to byte j's low bits.
-const DIGIT_SHIFTS: [u8; 64] = table2d!([[u8; 64]; 1], |_z, b| (2 * (b % 8)) as u8)[0];
+const DIGIT_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (2 * (b % 8)) as u8);
 
 /// `vpmultishiftqb` offsets that put sign field `s % 4` of the lane's group word (the lane's
 /// high 32 bits) in every byte of 64-bit lane `s`: bits 0-6 the field (bit 7 the next field's
 /// first, which [`SIGN_PICK`] never reads).
-const FIELD_SHIFTS: [u8; 64] = table2d!([[u8; 64]; 1], |_z, b| (32 + 7 * ((b / 8) % 4)) as u8)[0];
+const FIELD_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (32 + 7 * ((b / 8) % 4)) as u8);
 
 /// The affine op's operand for the signs: byte j < 7 picks bit j of the field (the matrix),
 /// byte 7 all seven bits, whose parity is the eighth sign.
@@ -91,7 +91,7 @@ const LEVEL_MATRIX: u64 = {
 
 /// Byte `p` of the two-block index vector: grid index `p % 32` of block `p / 32` (group
 /// `i / 4`, byte `i % 4` of its eight), taken from that block's bytes.
-const PAIR_INDEX: [u8; 64] = table2d!([[u8; 64]; 1], |_z, p| (8 * ((p % 32) / 4) + p % 4) as u8)[0];
+const PAIR_INDEX: [u8; 64] = table2d!([u8; 64], |p| (8 * ((p % 32) / 4) + p % 4) as u8);
 
 /// For block `b` of a pair and zmm half `h` (zmms `2h`, `2h + 1`): 64-bit lane `s` takes
 /// code `32b + 16h + 8(q % 2) + s`, which the byte interleave put at 16-byte lane `2b + h`,

@@ -44,26 +44,10 @@ const NIBBLE_BITS: [u64; 8] = {
 
 /// The bit of each packed byte that is its nibble's top bit (clear: a negative level):
 /// bit 3 in lanes 0-1 (low nibbles), bit 7 in lanes 2-3.
-const SIGN_BITS: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut b = 0;
-    while b < 64 {
-        t[b] = if b < 32 { 0x08 } else { 0x80 };
-        b += 1;
-    }
-    t
-};
+const SIGN_BITS: [u8; 64] = table2d!([u8; 64], |b| if b < 32 { 0x08 } else { 0x80 });
 
 /// The iq4_nl levels' magnitudes, in each 128-bit lane (`vpshufb` looks up within a lane).
-const LEVEL_MAGNITUDES: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut b = 0;
-    while b < 64 {
-        t[b] = KVALUES_IQ4NL[b % 16].unsigned_abs();
-        b += 1;
-    }
-    t
-};
+const LEVEL_MAGNITUDES: [u8; 64] = table2d!([u8; 64], |b| KVALUES_IQ4NL[b % 16].unsigned_abs());
 
 /// `vpshufb` indices that spread a block's eight i16 scales (in every 128-bit lane) over zmm
 /// `q`: lanes 0 and 2 take group `2q`'s, lanes 1 and 3 group `2q + 1`'s (bytes `2g`, `2g + 1`).

@@ -9,9 +9,13 @@
 
 use std::arch::x86_64::*;
 
-/// A `[[T; N]; M]` constant whose element `[i][j]` is `$f` (an expression of `i` and `j`):
-/// the nested loops a const table takes, written once.
+/// A `[[T; N]; M]` constant whose element `[i][j]` is `$f` (an expression of `i` and `j`), or
+/// a `[T; N]` one whose element `[j]` is `$f` of `j`: the loops a const table takes, written
+/// once.
 macro_rules! table2d {
+    ([$t:ty; $n:expr], |$j:ident| $f:expr) => {
+        table2d!([[$t; $n]; 1], |_row, $j| $f)[0]
+    };
     ([[$t:ty; $n:expr]; $m:expr], |$i:ident, $j:ident| $f:expr) => {{
         let mut t = [[0 as $t; $n]; $m];
         let mut $i = 0;

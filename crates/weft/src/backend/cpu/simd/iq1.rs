@@ -4,50 +4,36 @@
 //! activations' block sums; iq1_m: a +-1 byte vector), added with its own float scale at the
 //! end. Floats in ggml's order (bit-identical).
 
-use super::iq2::{q8, Lookup};
+use super::iq2::q8;
 use super::ops::{arr, Simd};
 use super::prefetch;
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::{BlockIq1M, BlockIq1S, BlockQ8K};
 
 /// ggml's IQ1S_DELTA and IQ1M_DELTA.
-const DELTA: f32 = 0.125;
+pub(super) const DELTA: f32 = 0.125;
 
-/// How an iq1 kernel gets a group of 32 weights' four 8-byte grid rows (IQ1S_GRID, 2048
-/// rows; both types' indices are a byte of `qs` with three high bits from `qh`): one table
-/// lookup each ([`Lookup`], ggml's form), or one gather where the CPU's gathers pay
-/// (`gather.rs`). The same rows either way.
-pub(super) trait Iq1Grid<S: Simd>: Copy {
-    /// iq1_s: row `k`'s high bits are bits `3k .. 3k + 3` of `qh`.
-    fn s(self, s: S, qs: &[u8; 4], qh: u16) -> S::V;
-    /// iq1_m: row `k`'s high bits are the low three of nibble `k` of `qh` (little-endian).
-    fn m(self, s: S, qs: &[u8; 4], qh: &[u8; 2]) -> S::V;
+/// iq1_s: a group's four 8-byte grid rows (IQ1S_GRID, 2048 rows), row `k`'s index a byte of
+/// `qs` with bits `3k .. 3k + 3` of `qh` above it.
+#[inline(always)]
+fn s_rows<S: Simd>(s: S, qs: &[u8; 4], qh: u16) -> S::V {
+    let qh = qh as usize;
+    s.set_u64(std::array::from_fn(|k| {
+        let high = if k == 3 { (qh >> 1) & 0x700 } else { (qh << (8 - 3 * k)) & 0x700 };
+        IQ1S_GRID[qs[k] as usize | high]
+    }))
 }
 
-impl<S: Simd> Iq1Grid<S> for Lookup {
-    #[inline(always)]
-    fn s(self, s: S, qs: &[u8; 4], qh: u16) -> S::V {
-        let qh = qh as usize;
-        s.set_u64(std::array::from_fn(|k| {
-            let high = if k == 3 { (qh >> 1) & 0x700 } else { (qh << (8 - 3 * k)) & 0x700 };
-            IQ1S_GRID[qs[k] as usize | high]
-        }))
-    }
-    #[inline(always)]
-    fn m(self, s: S, qs: &[u8; 4], qh: &[u8; 2]) -> S::V {
-        let nib = |k: usize| (qh[k / 2] >> (4 * (k % 2))) as usize;
-        s.set_u64(std::array::from_fn(|k| IQ1S_GRID[qs[k] as usize | ((nib(k) << 8) & 0x700)]))
-    }
+/// iq1_m: as [`s_rows`], row `k`'s high bits the low three of nibble `k` of `qh`
+/// (little-endian).
+#[inline(always)]
+fn m_rows<S: Simd>(s: S, qs: &[u8; 4], qh: &[u8; 2]) -> S::V {
+    let nib = |k: usize| (qh[k / 2] >> (4 * (k % 2))) as usize;
+    s.set_u64(std::array::from_fn(|k| IQ1S_GRID[qs[k] as usize | ((nib(k) << 8) & 0x700)]))
 }
 
 #[inline(always)]
 pub(crate) fn iq1_s<S: Simd>(s: S, x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
-    iq1_s_with(s, x, y, Lookup)
-}
-
-/// iq1_s with its grid rows from `grid`.
-#[inline(always)]
-pub(super) fn iq1_s_with<S: Simd, G: Iq1Grid<S>>(s: S, x: &[BlockIq1S], y: &[BlockQ8K], grid: G) -> f32 {
     let mut accum = s.fzero();
     let mut accum1 = 0f32;
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
@@ -55,7 +41,7 @@ pub(super) fn iq1_s_with<S: Simd, G: Iq1Grid<S>>(s: S, x: &[BlockIq1S], y: &[Blo
         let mut sumi1 = 0i32;
         for ib in 0..8 {
             let qh = bx.qh[ib].get() as usize;
-            let q1b = grid.s(s, arr(&bx.qs, 4 * ib), qh as u16);
+            let q1b = s_rows(s, arr(&bx.qs, 4 * ib), qh as u16);
             let dot = s.maddubs_signed(q1b, q8(s, by, ib));
             let ls = 2 * ((qh >> 12) & 7) as i16 + 1;
             sumi = s.add_i32(sumi, s.madd_i16(dot, s.splat_i16(ls)));
@@ -71,7 +57,7 @@ pub(super) fn iq1_s_with<S: Simd, G: Iq1Grid<S>>(s: S, x: &[BlockIq1S], y: &[Blo
 
 /// The f16 super-block scale of iq1_m, spread over the top nibbles of its four scale words.
 #[inline(always)]
-fn iq1m_scale(sc: &[u16; 4]) -> u16 {
+pub(super) fn iq1m_scale(sc: &[u16; 4]) -> u16 {
     (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)
 }
 
@@ -98,12 +84,6 @@ static IQ1M_DELTA: DeltaTable = {
 
 #[inline(always)]
 pub(crate) fn iq1_m<S: Simd>(s: S, x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
-    iq1_m_with(s, x, y, Lookup)
-}
-
-/// iq1_m with its grid rows from `grid`.
-#[inline(always)]
-pub(super) fn iq1_m_with<S: Simd, G: Iq1Grid<S>>(s: S, x: &[BlockIq1M], y: &[BlockQ8K], grid: G) -> f32 {
     let mask = s.splat_i16(7);
     let mone = s.splat_i16(1);
     let ones = s.splat_i8(1);
@@ -114,7 +94,7 @@ pub(super) fn iq1_m_with<S: Simd, G: Iq1Grid<S>>(s: S, x: &[BlockIq1M], y: &[Blo
         for ib in 0..8 {
             let qh: &[u8; 2] = arr(&bx.qh, 2 * ib);
             // Groups of 8: grid index high bits and shift sign from qh's nibbles.
-            let q1b = grid.m(s, arr(&bx.qs, 4 * ib), qh);
+            let q1b = m_rows(s, arr(&bx.qs, 4 * ib), qh);
             let (h0, h1) = (qh[0] as usize, qh[1] as usize);
             let signs = (h0 >> 3 & 1) | (h0 >> 6 & 2) | (h1 >> 1 & 4) | (h1 >> 4 & 8);
             let q8b = q8(s, by, ib);

@@ -154,31 +154,18 @@ static SIGN_BYTE_PICK: [[u8; 32]; 2] = {
     t
 };
 
-/// How the iq2_xs kernel gets a sub-block's four 8-byte grid rows: one IQ2XS_GRID lookup each
-/// ([`Lookup`], ggml's form), or one gather where the CPU's gathers pay (`gather.rs`). The
-/// same rows either way.
-pub(super) trait Iq2XsGrid<S: Simd>: Copy {
-    /// The rows of the four u16 fields `q`, each indexed by its low 9 bits.
-    fn xs(self, s: S, q: &[LeU16; 4]) -> S::V;
-}
-
-/// The I-quants' grid rows one table lookup each, ggml's form: the shared kernels' side of
-/// [`Iq2XsGrid`], `iq1::Iq1Grid` and `iq3::Iq3Grid` (`gather.rs` has the other).
-#[derive(Clone, Copy)]
-pub(super) struct Lookup;
-
-impl<S: Simd> Iq2XsGrid<S> for Lookup {
-    #[inline(always)]
-    fn xs(self, s: S, q: &[LeU16; 4]) -> S::V {
-        s.set_u64(q.map(|v| IQ2XS_GRID[(v.get() & 511) as usize]))
-    }
+/// A sub-block's four 8-byte iq2_xs grid rows, of the four u16 fields `q`, each indexed by its
+/// low 9 bits.
+#[inline(always)]
+fn xs_rows<S: Simd>(s: S, q: &[LeU16; 4]) -> S::V {
+    s.set_u64(q.map(|v| IQ2XS_GRID[(v.get() & 511) as usize]))
 }
 
 /// Four sub-blocks of iq2_xs from `quad * 4`: their i16 products with the activations.
 /// The signs are worked out in vectors from the 16 stored 7-bit fields (ggml's way), not
 /// looked up one 8-byte row at a time: 16 loads and inserts fewer per four sub-blocks.
 #[inline(always)]
-fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize, grid: G) -> [S::V; 4] {
+fn iq2_xs_quad<S: Simd>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, quad: usize) -> [S::V; 4] {
     let q2_data = s.load(arr(bytemuck::cast_slice(&x.qs), 32 * quad));
     let partial = s.srl_i16(q2_data, 9);
     // Low nibble: the field's low 4 bits xor its top 3, whose parity is the field's.
@@ -193,7 +180,7 @@ fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, qua
         let half = if k < 2 { s.dup_lo(full) } else { s.dup_hi(full) };
         let picked = s.and(s.shuffle_i8(half, s.load(&SIGN_BYTE_PICK[k % 2])), bit);
         let signs = s.or(s.cmpeq_i8(picked, bit), one);
-        let q2 = grid.xs(s, arr(&x.qs, 4 * ib32));
+        let q2 = xs_rows(s, arr(&x.qs, 4 * ib32));
         *dot = s.maddubs(q2, s.sign_i8(q8(s, y, ib32), signs));
     }
     dots
@@ -203,18 +190,12 @@ fn iq2_xs_quad<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &BlockIq2Xs, y: &BlockQ8K, qua
 /// (both quads in `$pre`), which measured 3-9% slower than summing each quad as it is made.
 #[inline(always)]
 pub(crate) fn iq2_xs<S: Simd>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
-    iq2_xs_with(s, x, y, Lookup)
-}
-
-/// iq2_xs with its grid rows from `grid`.
-#[inline(always)]
-pub(super) fn iq2_xs_with<S: Simd, G: Iq2XsGrid<S>>(s: S, x: &[BlockIq2Xs], y: &[BlockQ8K], grid: G) -> f32 {
     let mut accumf = s.fzero();
     for (bx, by) in prefetch::ahead(s, x).zip(y) {
         let scales = odd_scales_16(s, &bx.scales);
         let (mut sumi1, mut sumi2) = (s.zero(), s.zero());
         for quad in 0..2 {
-            let dots = iq2_xs_quad(s, bx, by, quad, grid);
+            let dots = iq2_xs_quad(s, bx, by, quad);
             for (k, dot) in dots.into_iter().enumerate() {
                 let p = scale16(s, scales, dot, 4 * quad + k);
                 if k % 2 == 0 {

@@ -2,36 +2,15 @@
 //! kernels compute them (4-byte grid rows, signs applied to the activations, odd scales per
 //! 32 elements; bit-identical floats).
 
-use super::iq2::{odd_scaled, odd_scaled_loaded, q8, sum_blocks, Lookup};
+use super::iq2::{odd_scaled, odd_scaled_loaded, q8, sum_blocks};
 use super::ops::{arr, Simd};
 use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
 
-/// How an iq3 kernel gets a sub-block's eight 4-byte grid rows: one table lookup each
-/// ([`Lookup`], ggml's form), or one gather where the CPU's gathers pay (`gather.rs`). The
-/// same rows either way.
-pub(super) trait Iq3Grid<S: Simd>: Copy {
-    /// The IQ3XXS_GRID rows of the eight indices `q3`, row `k` in i32 lane `k`.
-    fn xxs(self, s: S, q3: &[u8; 8]) -> S::V;
-    /// The IQ3S_GRID rows of the eight indices `qs`, index `l` with bit `l` of `qh` as its
-    /// ninth bit.
-    fn s(self, s: S, qs: &[u8; 8], qh: u32) -> S::V;
-}
-
-impl<S: Simd> Iq3Grid<S> for Lookup {
-    #[inline(always)]
-    fn xxs(self, s: S, q3: &[u8; 8]) -> S::V {
-        s.set_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]))
-    }
-    #[inline(always)]
-    fn s(self, s: S, qs: &[u8; 8], qh: u32) -> S::V {
-        s.set_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256) as usize]))
-    }
-}
-
 #[inline(always)]
-fn iq3_xxs_sub<S: Simd, G: Iq3Grid<S>>(s: S, x: &BlockIq3Xxs, y: &BlockQ8K, ib32: usize, grid: G) -> S::V {
-    let q2 = grid.xxs(s, arr(&x.qs, 8 * ib32));
+fn iq3_xxs_sub<S: Simd>(s: S, x: &BlockIq3Xxs, y: &BlockQ8K, ib32: usize) -> S::V {
+    let q3: &[u8; 8] = arr(&x.qs, 8 * ib32);
+    let q2 = s.set_u32(std::array::from_fn(|k| IQ3XXS_GRID[q3[k] as usize]));
     // Signs and scale of this sub-block: a u32 after the 64 grid indices.
     let aux = u32::from_le_bytes(*arr(&x.qs, 64 + 4 * ib32));
     let dot = s.maddubs(q2, s.apply_even_signs(q8(s, y, ib32), aux));
@@ -40,18 +19,14 @@ fn iq3_xxs_sub<S: Simd, G: Iq3Grid<S>>(s: S, x: &BlockIq3Xxs, y: &BlockQ8K, ib32
 
 #[inline(always)]
 pub(crate) fn iq3_xxs<S: Simd>(s: S, x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
-    iq3_xxs_with(s, x, y, Lookup)
-}
-
-/// iq3_xxs with its grid rows from `grid`.
-#[inline(always)]
-pub(super) fn iq3_xxs_with<S: Simd, G: Iq3Grid<S>>(s: S, x: &[BlockIq3Xxs], y: &[BlockQ8K], grid: G) -> f32 {
-    0.25 * sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_xxs_sub(s, bx, by, ib32, grid))
+    0.25 * sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_xxs_sub(s, bx, by, ib32))
 }
 
 #[inline(always)]
-fn iq3_s_sub<S: Simd, G: Iq3Grid<S>>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: usize, grid: G) -> S::V {
-    let q2 = grid.s(s, arr(&x.qs, 8 * ib32), x.qh[ib32] as u32);
+fn iq3_s_sub<S: Simd>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: usize) -> S::V {
+    // Index l's ninth bit is bit l of the sub-block's qh byte.
+    let (qs, qh): (&[u8; 8], u32) = (arr(&x.qs, 8 * ib32), x.qh[ib32] as u32);
+    let q2 = s.set_u32(std::array::from_fn(|l| IQ3S_GRID[qs[l] as usize | ((qh << (8 - l)) & 256) as usize]));
     let sign_bits = u32::from_le_bytes(*arr(&x.signs, 4 * ib32));
     let dot = s.maddubs(q2, s.neg_where(q8(s, y, ib32), sign_bits));
     let sc = x.scales[ib32 / 2];
@@ -60,11 +35,5 @@ fn iq3_s_sub<S: Simd, G: Iq3Grid<S>>(s: S, x: &BlockIq3S, y: &BlockQ8K, ib32: us
 
 #[inline(always)]
 pub(crate) fn iq3_s<S: Simd>(s: S, x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
-    iq3_s_with(s, x, y, Lookup)
-}
-
-/// iq3_s with its grid rows from `grid`.
-#[inline(always)]
-pub(super) fn iq3_s_with<S: Simd, G: Iq3Grid<S>>(s: S, x: &[BlockIq3S], y: &[BlockQ8K], grid: G) -> f32 {
-    sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_s_sub(s, bx, by, ib32, grid))
+    sum_blocks!(s, x, y, |bx, by| {}; |ib32| iq3_s_sub(s, bx, by, ib32))
 }

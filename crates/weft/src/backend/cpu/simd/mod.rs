@@ -41,8 +41,6 @@ macro_rules! unrolled {
     }};
 }
 
-#[cfg(target_arch = "x86_64")]
-mod gather;
 pub(crate) mod gemm;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx512;

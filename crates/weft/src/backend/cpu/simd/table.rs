@@ -257,30 +257,25 @@ macro_rules! native_rows {
     };
 }
 
-/// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them: q2_K, q3_K
-/// and iq4_xs on AVX-512 with VNNI and GFNI, iq2_xxs where VBMI too (`gfni/`); iq3_xxs, iq3_s, iq2_xs, iq1_s and iq1_m on
-/// AVX-512 with VNNI where gathers are fast (`gather.rs`).
+/// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them (`gfni/`): q2_K,
+/// q3_K and iq4_xs on AVX-512 with VNNI and GFNI, iq2_xxs where VBMI too, and the other grid
+/// I-quants where gathers are fast as well (`gfni::gather_available`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
-        use super::gfni::{iq2xxs, iq4xs, q2k, q3k};
+        use super::gfni::{iq1, iq2, iq2xxs, iq3, iq4xs, q2k, q3k};
         match ty {
             Type::IQ4_XS => return Some(native_rows!(iq4xs)),
             Type::Q2_K => return Some(native_rows!(q2k)),
             Type::Q3_K => return Some(native_rows!(q3k)),
             Type::IQ2_XXS if super::gfni::vbmi_available() => return Some(NativeDots::one_row(iq2xxs::dot)),
-            _ => {}
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx512Vnni && super::gather::available() {
-        use super::gather;
-        match ty {
-            Type::IQ3_XXS => return Some(NativeDots::one_row(gather::iq3_xxs_dot)),
-            Type::IQ3_S => return Some(NativeDots::one_row(gather::iq3_s_dot)),
-            Type::IQ1_S => return Some(NativeDots::one_row(gather::iq1_s_dot)),
-            Type::IQ2_XS => return Some(NativeDots::one_row(gather::iq2_xs_dot)),
-            Type::IQ1_M => return Some(NativeDots::one_row(gather::iq1_m_dot)),
+            _ if !super::gfni::gather_available() => {}
+            Type::IQ1_S => return Some(NativeDots::one_row(iq1::s_dot)),
+            Type::IQ1_M => return Some(NativeDots::one_row(iq1::m_dot)),
+            Type::IQ2_XS => return Some(NativeDots::one_row(iq2::xs_dot)),
+            Type::IQ2_S => return Some(NativeDots::one_row(iq2::s_dot)),
+            Type::IQ3_XXS => return Some(NativeDots::one_row(iq3::xxs_dot)),
+            Type::IQ3_S => return Some(NativeDots::one_row(iq3::s_dot)),
             _ => {}
         }
     }

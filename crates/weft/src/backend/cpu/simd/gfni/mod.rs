@@ -3,8 +3,10 @@
 //! GFNI's `vgf2p8affineqb` multiplies each byte by a bit matrix, which takes a 2-bit level out
 //! of a packed byte (or a nibble: iq4_xs) in one op where a shift and a mask were two, and
 //! q3_K and iq4_xs gain further from 512-bit registers; with VBMI's byte permutes, iq2_xxs's
-//! grid rows come out of registers instead of memory. `table::native` puts them in place of the
-//! table's kernels where [`available`]. Every i32 lane and float step is the shared kernels'
+//! grid rows come out of registers instead of memory, and the other grid I-quants, which
+//! gather their rows ([`gather_available`]), take every per-row and per-group field out of a
+//! block by byte ops (`gridrows`). `table::native` puts them in place of the table's kernels
+//! where [`available`]. Every i32 lane and float step is the shared kernels'
 //! (ggml's), so the results are the same bits (tested against the table's kernels).
 
 use std::arch::x86_64::*;
@@ -28,6 +30,25 @@ macro_rules! table2d {
             $i += 1;
         }
         t
+    }};
+}
+
+/// The block loop of the 512-bit kernels whose blocks start with their f16 `d` and whose
+/// float steps are ggml's one `d * sum + acc` a block: `$body` makes a block's i32 sums in a
+/// zmm (two of ggml's 256-bit groups, [`gridrows::fold`]ed to its eight lanes), the row's
+/// next blocks are prefetched; the float sum of the row (before the type's constant factor).
+macro_rules! zmm_blocks {
+    ($s:expr, $x:expr, $y:expr, |$bx:ident, $by:ident| $body:expr) => {{
+        let s = $s;
+        let x = &$x[..$y.len()];
+        let mut accum = s.fzero();
+        for (i, ($bx, $by)) in x.iter().zip($y).enumerate() {
+            super::super::prefetch::row_block::<Avx512, _, 1>(s, x, i);
+            let sumi: __m512i = $body;
+            let d = s.f16($bx.d.bits()) * $by.d.get();
+            accum = s.fmadd(s.fsplat(d), s.cvt_i32(super::gridrows::fold(sumi)), accum);
+        }
+        s.hsum(accum)
     }};
 }
 
@@ -61,7 +82,11 @@ macro_rules! row_entries {
     };
 }
 
+mod gridrows;
+pub(super) mod iq1;
+pub(super) mod iq2;
 pub(super) mod iq2xxs;
+pub(super) mod iq3;
 pub(super) mod iq4xs;
 pub(super) mod q2k;
 pub(super) mod q3k;
@@ -78,6 +103,22 @@ pub(crate) fn vbmi_available() -> bool {
     available() && is_x86_feature_detected!("avx512vbmi")
 }
 
+/// [`vbmi_available`], and the kernel reports the CPU not affected by Gather Data Sampling
+/// (Linux's `/sys/devices/system/cpu/vulnerabilities/gather_data_sampling`: "Not affected"):
+/// the kernels that gather their grid rows (`iq1`, `iq2`, `iq3`) run only there. On the Intel
+/// CPUs with AVX-512 that the flaw's microcode fix covers (Skylake-SP to Ice Lake, Tiger Lake)
+/// the fix makes every gather several times slower, and where the file cannot be read
+/// (another OS) those CPUs cannot be told apart, so the table's lookups stay. AMD's Zen 4 and
+/// 5 report not affected: not measured there.
+pub(crate) fn gather_available() -> bool {
+    static FAST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    vbmi_available()
+        && *FAST.get_or_init(|| {
+            std::fs::read_to_string("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling")
+                .is_ok_and(|s| s.trim() == "Not affected")
+        })
+}
+
 /// The bit matrix (a qword of `vgf2p8affineqb`) that takes bits `2k` and `2k + 1` of a byte
 /// to bits 0 and 1 and clears the rest: output bit `i` is the parity of the input byte and
 /// the matrix's byte `7 - i`.
@@ -91,4 +132,64 @@ fn load64<T>(_: super::x86::Avx512, t: &T) -> __m512i {
     const { assert!(std::mem::size_of::<T>() == 64) };
     // SAFETY: 64 readable bytes; the token proves the CPU runs AVX-512 F.
     unsafe { _mm512_loadu_si512(t as *const T as *const _) }
+}
+
+/// The 64 activations at `y` negated where `k` has a bit set (wrapping at -128 as `vpsignb`
+/// does): a load and one masked subtraction. In asm because where two masks negate the same
+/// bytes LLVM makes one negation and a blend for each (three uops where two will do).
+///
+/// # Safety
+/// AVX-512 BW; 64 readable bytes at `y`.
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn neg_where_loaded(y: *const i8, k: u64, zero: __m512i) -> __m512i {
+    let out: __m512i;
+    std::arch::asm!(
+        "vmovdqu64 {out}, zmmword ptr [{y}]",
+        "vpsubb {out} {{{k}}}, {zero}, {out}",
+        out = out(zmm_reg) out,
+        y = in(reg) y,
+        k = in(kreg) k,
+        zero = in(zmm_reg) zero,
+        options(pure, readonly, nostack),
+    );
+    out
+}
+
+/// `acc += a * b` by `vpdpwssd` (i16 pairs). In asm because LLVM splits it into `vpmaddwd`
+/// and `vpaddd`.
+///
+/// # Safety
+/// AVX-512 F and VNNI.
+#[target_feature(enable = "avx512f,avx512vnni")]
+#[inline]
+unsafe fn dpwssd(acc: &mut __m512i, a: __m512i, b: __m512i) {
+    std::arch::asm!(
+        "vpdpwssd {acc}, {a}, {b}",
+        acc = inout(zmm_reg) *acc,
+        a = in(zmm_reg) a,
+        b = in(zmm_reg) b,
+        options(pure, nomem, nostack),
+    );
+}
+
+/// `2 * ls + 1` (the affine op by `odd`, [`gridrows::odd_matrix`]) of the `ls` in the even bytes
+/// of `ls`, 0 in the odd: i16 scales. In asm because LLVM splits the zero-masked op into the
+/// op and an AND (two uops).
+///
+/// # Safety
+/// AVX-512 BW and GFNI.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[inline]
+unsafe fn odd_low_bytes(ls: __m512i, odd: __m512i) -> __m512i {
+    let out: __m512i;
+    std::arch::asm!(
+        "vgf2p8affineqb {out} {{{k}}}{{z}}, {ls}, {m}, 1",
+        out = out(zmm_reg) out,
+        k = in(kreg) 0x5555_5555_5555_5555u64,
+        ls = in(zmm_reg) ls,
+        m = in(zmm_reg) odd,
+        options(pure, nomem, nostack),
+    );
+    out
 }

@@ -1,8 +1,9 @@
-//! What the 512-bit kernels of the grid I-quants too big for registers (iq1_s, iq1_m, iq2_xs,
-//! iq2_s: 512 to 2048 rows) share: a super-block's 32 row indices built by byte ops, the rows
-//! gathered eight (a zmm, 64 weights) at a time, the odd scales `2 * ls + 1` made by one affine
-//! op. Only used inside kernels whose target features include AVX-512 BW, VBMI and GFNI, on
-//! CPUs where gathers are fast (`super::gather_available`).
+//! What the 512-bit kernels of the grid I-quants too big for registers share (`iq1`, `iq2`:
+//! iq2_xs and iq2_s, `iq3`): a super-block's 32 row indices built by byte ops and the rows
+//! gathered eight (a zmm, 64 weights) at a time (iq1, iq2_s), the odd scales `2 * ls + 1` made
+//! by one affine op, a zmm's i32 sums folded to ggml's eight lanes. Only used inside kernels
+//! whose target features include AVX-512 BW, VBMI and GFNI, on CPUs where gathers are fast
+//! (`super::gather_available`).
 
 use std::arch::x86_64::*;
 

@@ -78,17 +78,67 @@ pub(super) unsafe fn gather(index: __m256i, table: &[u64]) -> __m512i {
     _mm512_i32gather_epi64::<8>(index, table.as_ptr() as *const i64)
 }
 
-/// The affine op's matrix (`vgf2p8affineqb`, with the constant 1) for `2 * ls + 1` of an
-/// `bits`-bit `ls` in a byte's low bits (the bits above ignored): output bit i (1..=bits) is
-/// input bit i - 1, and output bit i reads the matrix's byte `7 - i`.
-pub(super) const fn odd_matrix(bits: u32) -> u64 {
+/// The affine op's matrix (`vgf2p8affineqb`, with the constant 1) for `2 * ls + 1` of a
+/// `bits`-bit `ls` at bits `from..from + bits` of a byte (the other bits ignored): output bit
+/// i (1..=bits) is input bit `from + i - 1`, and output bit i reads the matrix's byte `7 - i`.
+pub(super) const fn odd_matrix(bits: u32, from: u32) -> u64 {
     let mut m = 0u64;
     let mut i = 1;
     while i <= bits {
-        m |= (1u64 << (i - 1)) << (8 * (7 - i));
+        m |= (1u64 << (from + i - 1)) << (8 * (7 - i));
         i += 1;
     }
     m
+}
+
+/// The odd scales `2 * ls + 1` of a block's `bits`-bit fields: a `vpmultishiftqb` by a zmm's
+/// offsets puts each field's `ls` in the bytes it weights (from the fields broadcast), one
+/// affine op makes `2 * ls + 1`, in every byte (`vpdpbusd`'s operand) or in the even bytes
+/// with the odd zeroed (`vpdpwssd`'s i16 lanes).
+#[derive(Clone, Copy)]
+pub(super) struct OddScales(__m512i);
+
+impl OddScales {
+    #[inline(always)]
+    pub(super) fn new(_: Avx512, bits: u32) -> OddScales {
+        // SAFETY: the token proves AVX-512 F.
+        OddScales(unsafe { _mm512_set1_epi64(odd_matrix(bits, 0) as i64) })
+    }
+
+    /// The scales in every byte.
+    ///
+    /// # Safety
+    /// AVX-512 VBMI and GFNI.
+    #[inline(always)]
+    pub(super) unsafe fn bytes(self, shifts: __m512i, fields: __m512i) -> __m512i {
+        _mm512_gf2p8affine_epi64_epi8::<1>(_mm512_multishift_epi64_epi8(shifts, fields), self.0)
+    }
+
+    /// The scales in the even bytes, 0 in the odd: i16 lanes.
+    ///
+    /// # Safety
+    /// AVX-512 VBMI and GFNI.
+    #[inline(always)]
+    pub(super) unsafe fn words(self, shifts: __m512i, fields: __m512i) -> __m512i {
+        odd_low_bytes(_mm512_multishift_epi64_epi8(shifts, fields), self.0)
+    }
+}
+
+/// The affine op by `odd` in the even bytes, 0 in the odd. In asm because LLVM splits the
+/// zero-masked op into the op and an AND (two uops).
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[inline]
+unsafe fn odd_low_bytes(ls: __m512i, odd: __m512i) -> __m512i {
+    let out: __m512i;
+    std::arch::asm!(
+        "vgf2p8affineqb {out} {{{k}}}{{z}}, {ls}, {m}, 1",
+        out = out(zmm_reg) out,
+        k = in(kreg) 0x5555_5555_5555_5555u64,
+        ls = in(zmm_reg) ls,
+        m = in(zmm_reg) odd,
+        options(pure, nomem, nostack),
+    );
+    out
 }
 
 /// The bytes of a `B` a 64-byte masked load reads: the block's own, so a load of the last block

@@ -38,7 +38,7 @@ use super::super::iq1::{iq1m_scale, DELTA};
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::gridrows::{fold, gather, load_block, low_and_qh_perm, odd_matrix, quarter, GridIndex};
+use super::gridrows::{fold, gather, load_block, low_and_qh_perm, odd_matrix, quarter, GridIndex, OddScales};
 use super::{load64, neg_where_loaded};
 use crate::types::quant::grid_iq1s::IQ1S_GRID;
 use crate::types::quant::{BlockIq1M, BlockIq1S, BlockQ8K};
@@ -99,9 +99,8 @@ const S_SCALE_SHIFTS: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| (16 * (2 * 
 /// (a group's scale and sign, twice: the group's two block sums).
 const S_SHIFT_PERM: [u8; 32] = table2d!([u8; 32], |b| (2 * (b / 4) + 1) as u8);
 
-/// iq1_s: `2 * ls + 1` from `ls` in bits 4-6 (a `qh` high byte's): output bit i (1..=3) reads
-/// input bit i + 3.
-const S_SHIFT_ODD: u64 = (0x10 << (8 * 6)) | (0x20 << (8 * 5)) | (0x40 << (8 * 4));
+/// iq1_s: `2 * ls + 1` from `ls` in bits 4-6 (a `qh` high byte's).
+const S_SHIFT_ODD: u64 = odd_matrix(3, 4);
 
 /// iq1_m: the block vector is the block (`qs` at bytes 0-31, `qh` at 32-47); u32 lane r takes
 /// `qs[r]` and `qh[r / 2]`, whose nibble `r % 2` holds the row's high bits.
@@ -120,22 +119,16 @@ const M_SCALE_SHIFTS: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| (16 * q + 3
 /// bits lower, wrapping within the qword).
 const M_SHIFT_SIGNS: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| ((32 * (q % 2) + 4 * (b / 8) + 60) % 64) as u8);
 
-/// `2 * ls + 1` of a 3-bit `ls`.
-const ODD3: u64 = odd_matrix(3);
-
 /// iq1_s's shift sum of a block: `sum_g sign_g * (2 * ls_g + 1) * (bsums[2g] + bsums[2g + 1])`,
 /// the i16 weights made from `qh` in vector lanes (one permute, an affine op, a masked
 /// negation), one `vpmaddwd` with the block sums, then the eight i32 sums added.
 #[inline(always)]
-unsafe fn shift_sum(bx: &BlockIq1S, by: &BlockQ8K, perm: __m256i, odd: __m256i) -> i32 {
+unsafe fn shift_sum(s: Avx512, bx: &BlockIq1S, by: &BlockQ8K, perm: __m256i, odd: __m256i) -> i32 {
     let qh = _mm256_castsi128_si256(_mm_loadu_si128(bx.qh.as_ptr() as *const __m128i));
     let hi = _mm256_permutexvar_epi8(perm, qh);
     let scales = _mm256_maskz_gf2p8affine_epi64_epi8::<1>(0x5555_5555, hi, odd);
     let w = _mm256_mask_sub_epi16(scales, _mm256_movepi16_mask(hi), _mm256_setzero_si256(), scales);
-    let sums = _mm256_madd_epi16(_mm256_loadu_si256(by.bsums.as_ptr() as *const __m256i), w);
-    let x = _mm_add_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256::<1>(sums));
-    let x = _mm_add_epi32(x, _mm_unpackhi_epi64(x, x));
-    _mm_cvtsi128_si32(_mm_add_epi32(x, _mm_shuffle_epi32::<1>(x)))
+    s.hsum_i32(_mm256_madd_epi16(_mm256_loadu_si256(by.bsums.as_ptr() as *const __m256i), w))
 }
 
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni")]
@@ -144,7 +137,7 @@ unsafe fn iq1_s(x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
     let x = &x[..y.len()];
     let grid_index = GridIndex::new(s, &S_INDEX_PERM, &S_HIGH_SHIFTS, 11);
     let scale_shifts = S_SCALE_SHIFTS.map(|t| load64(s, &t));
-    let odd = _mm512_set1_epi64(ODD3 as i64);
+    let odd = OddScales::new(s, 3);
     let shift_perm = _mm256_loadu_si256(S_SHIFT_PERM.as_ptr() as *const __m256i);
     let shift_odd = _mm256_set1_epi64x(S_SHIFT_ODD as i64);
     let zero = _mm512_setzero_si512();
@@ -158,12 +151,11 @@ unsafe fn iq1_s(x: &[BlockIq1S], y: &[BlockQ8K]) -> f32 {
         for q in 0..4 {
             let rows = gather(quarter(&index, q), &ROWS);
             let ys = neg_where_loaded(by.qs.as_ptr().add(64 * q), _mm512_movepi8_mask(rows), zero);
-            let ls = _mm512_multishift_epi64_epi8(scale_shifts[q], _mm512_set1_epi64(qh64[q / 2] as i64));
-            let scale = _mm512_gf2p8affine_epi64_epi8::<1>(ls, odd);
+            let scale = odd.bytes(scale_shifts[q], _mm512_set1_epi64(qh64[q / 2] as i64));
             sumi = _mm512_dpbusd_epi32(sumi, _mm512_and_si512(rows, scale), ys);
         }
         // The shifts: a group's activations' sum (its two block sums) by its scale and sign.
-        let sumi1 = shift_sum(bx, by, shift_perm, shift_odd);
+        let sumi1 = shift_sum(s, bx, by, shift_perm, shift_odd);
         let d = by.d.get() * s.f16(bx.d.bits());
         accum = s.fmadd(s.fsplat(d), s.cvt_i32(fold(sumi)), accum);
         accum1 += d * sumi1 as f32;
@@ -178,7 +170,7 @@ unsafe fn iq1_m(x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
     let grid_index = GridIndex::new(s, &M_INDEX_PERM, &M_HIGH_SHIFTS, 11);
     let scale_shifts = M_SCALE_SHIFTS.map(|t| load64(s, &t));
     let shift_signs = M_SHIFT_SIGNS.map(|t| load64(s, &t));
-    let odd = _mm512_set1_epi64(ODD3 as i64);
+    let odd = OddScales::new(s, 3);
     let zero = _mm512_setzero_si512();
     let (mut accum1, mut accum2) = (s.fzero(), s.fzero());
     for (i, (bx, by)) in x.iter().zip(y).enumerate() {
@@ -191,8 +183,7 @@ unsafe fn iq1_m(x: &[BlockIq1M], y: &[BlockQ8K]) -> f32 {
             let rows = gather(quarter(&index, q), &ROWS);
             let yq = by.qs.as_ptr().add(64 * q);
             let ys = neg_where_loaded(yq, _mm512_movepi8_mask(rows), zero);
-            let ls = _mm512_multishift_epi64_epi8(scale_shifts[q], _mm512_set1_epi64(scales as i64));
-            let scale = _mm512_gf2p8affine_epi64_epi8::<1>(ls, odd);
+            let scale = odd.bytes(scale_shifts[q], _mm512_set1_epi64(scales as i64));
             sumi1 = _mm512_dpbusd_epi32(sumi1, _mm512_and_si512(rows, scale), ys);
             let signs = _mm512_multishift_epi64_epi8(shift_signs[q], _mm512_set1_epi64(qh[q / 2] as i64));
             let yd = neg_where_loaded(yq, _mm512_movepi8_mask(signs), zero);

@@ -12,7 +12,7 @@
 //!   0xff where field bit j is set, and byte 7 where the field's parity is odd (iq2_xxs's
 //!   trick); `vpmovb2m` makes the mask. The activations are negated under it (wrapping at -128
 //!   as the table's kernels do).
-//! - Scales: [`NibbleScales`].
+//! - Scales: [`OddScales`] of the sub-blocks' nibbles, in i16 lanes.
 //!
 //! Then `vpmaddubsw` of the levels and the signed activations and `vpdpwssd` by the scales, as
 //! ggml's 256-bit kernels do a group at a time: u32 lanes 0-7 and 8-15 of a zmm are the two
@@ -30,18 +30,14 @@ use std::arch::x86_64::*;
 
 use super::super::ops::Simd;
 use super::super::x86::Avx512;
-use super::gridrows::{gather, low_and_qh_perm, odd_matrix, quarter, GridIndex};
-use super::{dpwssd, load64, neg_where_loaded, odd_low_bytes};
+use super::gridrows::{gather, low_and_qh_perm, quarter, GridIndex, OddScales};
+use super::{field_signs, load64, signed_levels, SIGN_PICK};
 use crate::types::quant::grids::{IQ2S_GRID, IQ2XS_GRID};
 use crate::types::quant::{BlockIq2S, BlockIq2Xs, BlockQ8K};
 
 /// iq2_xs: for zmm `q`, 64-bit lane r takes the high byte of `qs[8q + r]` (its sign field in
 /// bits 1-7) in each of its bytes.
 const XS_SIGN_PERM: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| (16 * q + 2 * (b / 8) + 1) as u8);
-
-/// iq2_xs: the affine op's operand for the signs: byte j < 7 picks field bit j (bit j + 1 of
-/// the matrix's bytes), byte 7 all seven, whose parity is the eighth sign.
-const XS_SIGN_PICK: u64 = 0xfe80_4020_1008_0402;
 
 /// iq2_s: the index vector holds `qs[0..32]` at bytes 0-31 and `qh` at 32-39; u32 lane r takes
 /// `qs[r]` and `qh[r / 4]`.
@@ -59,56 +55,29 @@ const S_HIGH_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| {
     offset as u8
 });
 
-/// `vpmultishiftqb` offsets over the scale bytes (a u64) for zmm `q`: 16-byte lane L reads
+/// [`OddScales`] offsets over the scale bytes (a u64) for zmm `q`: 16-byte lane L reads
 /// sub-block `4q + L`'s 4-bit `ls` (nibble `4q + L`) into bits 0-3 of its bytes.
 const SCALE_SHIFTS: [[u8; 64]; 4] = table2d!([[u8; 64]; 4], |q, b| (4 * (4 * q + b / 16)) as u8);
-
-/// The i16 scales `2 * ls + 1` of the 4-bit `ls` of a block's 16 sub-blocks (`scales`' nibbles),
-/// a zmm's four (a 16-byte lane each) by a `vpmultishiftqb` of the broadcast bytes and one
-/// affine op that makes `2 * ls + 1` in the even bytes and zeroes the odd (its mask).
-#[derive(Clone, Copy)]
-struct NibbleScales {
-    shifts: [__m512i; 4],
-    odd: __m512i,
-}
-
-impl NibbleScales {
-    #[inline(always)]
-    fn new(s: Avx512) -> NibbleScales {
-        // SAFETY: the token proves AVX-512 F.
-        let odd = unsafe { _mm512_set1_epi64(odd_matrix(4) as i64) };
-        NibbleScales { shifts: SCALE_SHIFTS.map(|t| load64(s, &t)), odd }
-    }
-
-    /// Zmm `q`'s scales.
-    #[inline(always)]
-    fn of(self, q: usize, scales: &[u8; 8]) -> __m512i {
-        // SAFETY: only inside the kernels (AVX-512 BW, VBMI and GFNI).
-        unsafe {
-            let ls = _mm512_multishift_epi64_epi8(self.shifts[q], _mm512_set1_epi64(i64::from_le_bytes(*scales)));
-            odd_low_bytes(ls, self.odd)
-        }
-    }
-}
 
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni")]
 unsafe fn iq2_xs(x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
     let s = Avx512::new_unchecked();
     let sign_perm = XS_SIGN_PERM.map(|t| load64(s, &t));
-    let sign_pick = _mm512_set1_epi64(XS_SIGN_PICK as i64);
-    let scales = NibbleScales::new(s);
+    // The fields sit in bits 1-7 of their bytes.
+    let sign_pick = _mm512_set1_epi64((SIGN_PICK << 1) as i64);
+    let (odd, scale_shifts) = (OddScales::new(s, 4), SCALE_SHIFTS.map(|t| load64(s, &t)));
     let index_mask = _mm256_set1_epi32(511);
     let zero = _mm512_setzero_si512();
     0.125
         * zmm_blocks!(s, x, y, |bx, by| {
             let qs = _mm512_loadu_si512(bx.qs.as_ptr() as *const _);
+            let scales = _mm512_set1_epi64(i64::from_le_bytes(bx.scales));
             let mut sumi = zero;
             for (q, &sign_perm) in sign_perm.iter().enumerate() {
                 let fields = _mm256_cvtepu16_epi32(_mm_loadu_si128(bx.qs.as_ptr().add(8 * q) as *const __m128i));
                 let rows = gather(_mm256_and_si256(fields, index_mask), &IQ2XS_GRID);
-                let signs = _mm512_gf2p8affine_epi64_epi8::<0>(sign_pick, _mm512_permutexvar_epi8(sign_perm, qs));
-                let ys = neg_where_loaded(by.qs.as_ptr().add(64 * q), _mm512_movepi8_mask(signs), zero);
-                dpwssd(&mut sumi, _mm512_maddubs_epi16(rows, ys), scales.of(q, &bx.scales));
+                let signs = field_signs(_mm512_permutexvar_epi8(sign_perm, qs), sign_pick);
+                signed_levels(&mut sumi, rows, by.qs.as_ptr().add(64 * q), signs, odd.words(scale_shifts[q], scales));
             }
             sumi
         })
@@ -118,19 +87,19 @@ unsafe fn iq2_xs(x: &[BlockIq2Xs], y: &[BlockQ8K]) -> f32 {
 unsafe fn iq2_s(x: &[BlockIq2S], y: &[BlockQ8K]) -> f32 {
     let s = Avx512::new_unchecked();
     let grid_index = GridIndex::new(s, &S_INDEX_PERM, &S_HIGH_SHIFTS, 10);
-    let scales = NibbleScales::new(s);
+    let (odd, scale_shifts) = (OddScales::new(s, 4), SCALE_SHIFTS.map(|t| load64(s, &t)));
     let zero = _mm512_setzero_si512();
     0.125
         * zmm_blocks!(s, x, y, |bx, by| {
             // qs's index bytes in qwords 0-3, qh in qword 4.
             let low = _mm512_castsi256_si512(_mm256_loadu_si256(bx.qs.as_ptr() as *const __m256i));
             let index = grid_index.of(_mm512_mask_set1_epi64(low, 0x10, i64::from_le_bytes(bx.qh)));
+            let scales = _mm512_set1_epi64(i64::from_le_bytes(bx.scales));
             let mut sumi = zero;
-            for q in 0..4 {
+            for (q, &shifts) in scale_shifts.iter().enumerate() {
                 let rows = gather(quarter(&index, q), &IQ2S_GRID);
                 let signs = u64::from_le_bytes(bx.qs[32 + 8 * q..40 + 8 * q].try_into().unwrap());
-                let ys = neg_where_loaded(by.qs.as_ptr().add(64 * q), signs, zero);
-                dpwssd(&mut sumi, _mm512_maddubs_epi16(rows, ys), scales.of(q, &bx.scales));
+                signed_levels(&mut sumi, rows, by.qs.as_ptr().add(64 * q), signs, odd.words(shifts, scales));
             }
             sumi
         })

@@ -30,7 +30,7 @@ use super::super::iq2::ODD_SCALE_SPLATS;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::load64;
+use super::{load64, SIGN_PICK};
 use crate::types::quant::grids::IQ2XXS_GRID;
 use crate::types::quant::{BlockIq2Xxs, BlockQ8K};
 
@@ -70,10 +70,6 @@ const DIGIT_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (2 * (b % 8)) as u8);
 /// high 32 bits) in every byte of 64-bit lane `s`: bits 0-6 the field (bit 7 the next field's
 /// first, which [`SIGN_PICK`] never reads).
 const FIELD_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (32 + 7 * ((b / 8) % 4)) as u8);
-
-/// The affine op's operand for the signs: byte j < 7 picks bit j of the field (the matrix),
-/// byte 7 all seven bits, whose parity is the eighth sign.
-const SIGN_PICK: u64 = 0x7f40_2010_0804_0201;
 
 /// The bit matrix that maps a digit in bits 0-1 (other bits ignored) to its level with the
 /// constant 8: output bit i is the parity of the input and the matrix's byte `7 - i`.

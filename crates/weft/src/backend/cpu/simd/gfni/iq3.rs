@@ -13,7 +13,7 @@
 //!   kernels do).
 //! - Scales: a group's 4-bit `ls` (iq3_xxs: the top nibble of its word; iq3_s: a nibble of
 //!   `scales`) by a `vpmultishiftqb` into the even bytes of its 32-byte half, and `2 * ls + 1`
-//!   by one zero-masked affine op ([`super::odd_low_bytes`]): the i16 scales of `vpdpwssd`.
+//!   by one zero-masked affine op ([`OddScales::words`]): the i16 scales of `vpdpwssd`.
 //!
 //! Then `vpmaddubsw` of the levels and the signed activations and `vpdpwssd` by the scales, as
 //! ggml's 256-bit kernels do a group at a time: u32 lanes 0-7 and 8-15 of a zmm are the two
@@ -30,18 +30,14 @@ use std::arch::x86_64::*;
 
 use super::super::ops::Simd;
 use super::super::x86::Avx512;
-use super::gridrows::odd_matrix;
-use super::{dpwssd, load64, neg_where_loaded, odd_low_bytes};
+use super::gridrows::OddScales;
+use super::{field_signs, load64, signed_levels, SIGN_PICK};
 use crate::types::quant::grids::{IQ3S_GRID, IQ3XXS_GRID};
 use crate::types::quant::{BlockIq3S, BlockIq3Xxs, BlockQ8K};
 
 /// iq3_xxs: `vpmultishiftqb` offsets over the qword of a zmm's two group words: 64-bit lane `l`
 /// takes field `l % 4` of group word `l / 4` (bits 0-6: the field).
 const XXS_FIELD_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (32 * (b / 32) + 7 * ((b / 8) % 4)) as u8);
-
-/// iq3_xxs: the affine op's operand for the signs: byte j < 7 picks field bit j, byte 7 all
-/// seven, whose parity is the eighth sign.
-const XXS_SIGN_PICK: u64 = 0x7f40_2010_0804_0201;
 
 /// iq3_xxs: the `ls` of group `h` (bits 28-31 of its word) into the bytes of 32-byte half `h`.
 const XXS_SCALE_SHIFTS: [u8; 64] = table2d!([u8; 64], |b| (32 * (b / 32) + 28) as u8);
@@ -65,19 +61,16 @@ unsafe fn rows(idx: *const u8, ninth: u16, high: __m512i, grid: &[u32]) -> __m51
 unsafe fn iq3_xxs(x: &[BlockIq3Xxs], y: &[BlockQ8K]) -> f32 {
     let s = Avx512::new_unchecked();
     let (field_shifts, scale_shifts) = (load64(s, &XXS_FIELD_SHIFTS), load64(s, &XXS_SCALE_SHIFTS));
-    let sign_pick = _mm512_set1_epi64(XXS_SIGN_PICK as i64);
-    let odd = _mm512_set1_epi64(odd_matrix(4) as i64);
+    let sign_pick = _mm512_set1_epi64(SIGN_PICK as i64);
+    let odd = OddScales::new(s, 4);
     let zero = _mm512_setzero_si512();
     0.25 * zmm_blocks!(s, x, y, |bx, by| {
         let mut sumi = zero;
         for q in 0..4 {
             let rows = rows(bx.qs.as_ptr().add(16 * q), 0, zero, &IQ3XXS_GRID);
             let words = _mm512_set1_epi64(i64::from_le_bytes(bx.qs[64 + 8 * q..72 + 8 * q].try_into().unwrap()));
-            let fields = _mm512_multishift_epi64_epi8(field_shifts, words);
-            let signs = _mm512_gf2p8affine_epi64_epi8::<0>(sign_pick, fields);
-            let ys = neg_where_loaded(by.qs.as_ptr().add(64 * q), _mm512_movepi8_mask(signs), zero);
-            let scale = odd_low_bytes(_mm512_multishift_epi64_epi8(scale_shifts, words), odd);
-            dpwssd(&mut sumi, _mm512_maddubs_epi16(rows, ys), scale);
+            let signs = field_signs(_mm512_multishift_epi64_epi8(field_shifts, words), sign_pick);
+            signed_levels(&mut sumi, rows, by.qs.as_ptr().add(64 * q), signs, odd.words(scale_shifts, words));
         }
         sumi
     })
@@ -88,7 +81,7 @@ unsafe fn iq3_s(x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
     let s = Avx512::new_unchecked();
     let scale_shifts = S_SCALE_SHIFTS.map(|t| load64(s, &t));
     let high = _mm512_set1_epi32(256);
-    let odd = _mm512_set1_epi64(odd_matrix(4) as i64);
+    let odd = OddScales::new(s, 4);
     let zero = _mm512_setzero_si512();
     zmm_blocks!(s, x, y, |bx, by| {
         let scales = _mm512_set1_epi32(i32::from_le_bytes(bx.scales));
@@ -97,9 +90,7 @@ unsafe fn iq3_s(x: &[BlockIq3S], y: &[BlockQ8K]) -> f32 {
             let ninth = u16::from_le_bytes([bx.qh[2 * q], bx.qh[2 * q + 1]]);
             let rows = rows(bx.qs.as_ptr().add(16 * q), ninth, high, &IQ3S_GRID);
             let signs = u64::from_le_bytes(bx.signs[8 * q..8 * q + 8].try_into().unwrap());
-            let ys = neg_where_loaded(by.qs.as_ptr().add(64 * q), signs, zero);
-            let scale = odd_low_bytes(_mm512_multishift_epi64_epi8(scale_shifts, scales), odd);
-            dpwssd(&mut sumi, _mm512_maddubs_epi16(rows, ys), scale);
+            signed_levels(&mut sumi, rows, by.qs.as_ptr().add(64 * q), signs, odd.words(scale_shifts, scales));
         }
         sumi
     })

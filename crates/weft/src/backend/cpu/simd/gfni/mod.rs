@@ -173,23 +173,32 @@ unsafe fn dpwssd(acc: &mut __m512i, a: __m512i, b: __m512i) {
     );
 }
 
-/// `2 * ls + 1` (the affine op by `odd`, [`gridrows::odd_matrix`]) of the `ls` in the even bytes
-/// of `ls`, 0 in the odd: i16 scales. In asm because LLVM splits the zero-masked op into the
-/// op and an AND (two uops).
+/// The affine op's operand that makes sign masks of 7-bit sign fields (iq2_xxs, iq2_xs,
+/// iq3_xxs): with a row's field in each byte of its qword as the matrix, byte j < 7 (operand
+/// `1 << j`) comes out 0xff where field bit j is set, and byte 7 (operand `0x7f`, all seven)
+/// where the field's parity is odd: ggml's implied eighth sign. Shifted left by n where the
+/// field sits n bits up its bytes.
+const SIGN_PICK: u64 = 0x7f40_2010_0804_0201;
+
+/// The sign mask of eight rows whose 7-bit fields are in `fields` (each in every byte of its
+/// row's qword, `pick` [`SIGN_PICK`] shifted to them): bit `8r + j` set where row r's weight j
+/// is negative.
 ///
 /// # Safety
 /// AVX-512 BW and GFNI.
-#[target_feature(enable = "avx512f,avx512bw,gfni")]
-#[inline]
-unsafe fn odd_low_bytes(ls: __m512i, odd: __m512i) -> __m512i {
-    let out: __m512i;
-    std::arch::asm!(
-        "vgf2p8affineqb {out} {{{k}}}{{z}}, {ls}, {m}, 1",
-        out = out(zmm_reg) out,
-        k = in(kreg) 0x5555_5555_5555_5555u64,
-        ls = in(zmm_reg) ls,
-        m = in(zmm_reg) odd,
-        options(pure, nomem, nostack),
-    );
-    out
+#[inline(always)]
+unsafe fn field_signs(fields: __m512i, pick: __m512i) -> u64 {
+    _mm512_movepi8_mask(_mm512_gf2p8affine_epi64_epi8::<0>(pick, fields))
+}
+
+/// One zmm of the iq2 and iq3 kernels: `sumi += scales * (levels * y)` in i32 lanes, `y` the 64
+/// activations at `q8` negated where `signs` has a bit set, by `vpmaddubsw` (the levels are
+/// unsigned) and `vpdpwssd` (`scales` in i16 lanes).
+///
+/// # Safety
+/// AVX-512 BW and VNNI; 64 readable bytes at `q8`.
+#[inline(always)]
+unsafe fn signed_levels(sumi: &mut __m512i, levels: __m512i, q8: *const i8, signs: u64, scales: __m512i) {
+    let ys = neg_where_loaded(q8, signs, _mm512_setzero_si512());
+    dpwssd(sumi, _mm512_maddubs_epi16(levels, ys), scales);
 }

@@ -20,27 +20,9 @@ use super::super::legacy::hsums;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::load64;
+use super::{load64, NIBBLE_BITS};
 use crate::types::quant::grids::KVALUES_IQ4NL;
 use crate::types::quant::{BlockIq4Xs, BlockQ8K};
-
-/// The bit matrices (one a qword) that take a byte's low nibble (qwords 0-3: the zmm's
-/// 128-bit lanes 0 and 1) or its high nibble (qwords 4-7) to bits 0-3 and clear bits 4-7:
-/// output bit `i` is the parity of the input byte and the matrix's byte `7 - i`.
-const NIBBLE_BITS: [u64; 8] = {
-    let mut t = [0u64; 8];
-    let mut w = 0;
-    while w < 8 {
-        let shift = if w < 4 { 0 } else { 4 };
-        let mut i = 0;
-        while i < 4 {
-            t[w] |= (1u64 << (i + shift)) << (8 * (7 - i));
-            i += 1;
-        }
-        w += 1;
-    }
-    t
-};
 
 /// The bit of each packed byte that is its nibble's top bit (clear: a negative level):
 /// bit 3 in lanes 0-1 (low nibbles), bit 7 in lanes 2-3.

@@ -88,6 +88,7 @@ pub(super) mod iq2;
 pub(super) mod iq2xxs;
 pub(super) mod iq3;
 pub(super) mod iq4xs;
+pub(super) mod k45;
 pub(super) mod q2k;
 pub(super) mod q3k;
 
@@ -125,6 +126,24 @@ pub(crate) fn gather_available() -> bool {
 const fn level_bits(k: usize) -> u64 {
     (1u64 << (2 * k)) << 56 | (1u64 << (2 * k + 1)) << 48
 }
+
+/// The bit matrices (one a qword) that take a byte's low nibble (qwords 0-3: a zmm's
+/// 128-bit lanes 0 and 1) or its high nibble (qwords 4-7) to bits 0-3 and clear bits 4-7:
+/// output bit `i` is the parity of the input byte and the matrix's byte `7 - i`.
+const NIBBLE_BITS: [u64; 8] = {
+    let mut t = [0u64; 8];
+    let mut w = 0;
+    while w < 8 {
+        let shift = if w < 4 { 0 } else { 4 };
+        let mut i = 0;
+        while i < 4 {
+            t[w] |= (1u64 << (i + shift)) << (8 * (7 - i));
+            i += 1;
+        }
+        w += 1;
+    }
+    t
+};
 
 /// 64 bytes of a constant table as a zmm (the token proves AVX-512).
 #[inline(always)]

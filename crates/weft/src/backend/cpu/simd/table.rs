@@ -258,19 +258,20 @@ macro_rules! native_rows {
 }
 
 /// [`NativeDots`] of `ty` on `isa`, where there are some and this CPU runs them (`gfni/`): q2_K,
-/// q3_K and iq4_xs on AVX-512 with VNNI and GFNI, q4_K, q5_K and iq2_xxs where VBMI too, and
+/// q3_K and iq4_xs on AVX-512 with VNNI and GFNI, q4_K, q5_K, q6_K and iq2_xxs where VBMI too, and
 /// the other grid I-quants where gathers are fast as well (`gfni::gather_available`).
 pub(crate) fn native(ty: Type, isa: Isa) -> Option<NativeDots> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512Vnni && super::gfni::available() {
         use super::gfni::k45::{q4k, q5k};
-        use super::gfni::{iq1, iq2, iq2xxs, iq3, iq4xs, q2k, q3k};
+        use super::gfni::{iq1, iq2, iq2xxs, iq3, iq4xs, q2k, q3k, q6k};
         match ty {
             Type::IQ4_XS => return Some(native_rows!(iq4xs)),
             Type::Q2_K => return Some(native_rows!(q2k)),
             Type::Q3_K => return Some(native_rows!(q3k)),
             Type::Q4_K if super::gfni::vbmi_available() => return Some(native_rows!(q4k)),
             Type::Q5_K if super::gfni::vbmi_available() => return Some(native_rows!(q5k)),
+            Type::Q6_K if super::gfni::vbmi_available() => return Some(native_rows!(q6k)),
             Type::IQ2_XXS if super::gfni::vbmi_available() => return Some(NativeDots::one_row(iq2xxs::dot)),
             _ if !super::gfni::gather_available() => {}
             Type::IQ1_S => return Some(NativeDots::one_row(iq1::s_dot)),

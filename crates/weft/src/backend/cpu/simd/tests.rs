@@ -381,12 +381,13 @@ fn native_kernels_read_minus_128_activations_as_the_table_does() {
     }
     eprintln!("native kernels checked with -128 activations: {checked}");
     // Every x86 machine with AVX-512 VNNI and GFNI has some (q2_K, q3_K, iq4_xs), with VBMI
-    // q4_K, q5_K and iq2_xxs too, and where gathers are fast, the six gathering grid I-quants.
+    // q4_K, q5_K, q6_K and iq2_xxs too, and where gathers are fast, the six gathering grid
+    // I-quants.
     if super::gfni::available() {
         let want = if super::gfni::gather_available() {
-            12
+            13
         } else if super::gfni::vbmi_available() {
-            6
+            7
         } else {
             3
         };

@@ -37,7 +37,8 @@ use std::arch::x86_64::*;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::{dpwssd, load64, NIBBLE_BITS};
+use super::rowpairs::{cut, scaled_pair, RowSums, PAIR_WORDS};
+use super::{load64, NIBBLE_BITS};
 use crate::types::quant::{BlockQ4K, BlockQ5K, BlockQ8K};
 
 /// A q4_K or q5_K block: `d`, `dmin` and the 12 scale bytes first, then (q5_K) the 32 bytes
@@ -93,10 +94,6 @@ const UNPACK: [[u8; 64]; 5] = {
     table2d!([[u8; 64]; 5], |t, b| T[t][b % 16])
 };
 
-/// `vpermt2w` indices that pair two chunks' i32 lanes (each fits an i16) as the i16 halves
-/// of one lane: lane `l` takes lane `l` of the first, then lane `l` of the second.
-const PAIR_WORDS: [u16; 32] = table2d!([u16; 32], |w| (if w % 2 == 0 { w } else { 32 + w - 1 }) as u16);
-
 /// `vpermb` indices that spread the scales of chunks `2p`, `2p + 1` of the row whose scales
 /// are in 128-bit lane `r` (bytes `16r..16r + 8`) to the pairs made by [`PAIR_WORDS`], at
 /// `[2r + p]`: lane `l < 8` takes scales `4p` and `4p + 2` as i16, lane `l >= 8` scales
@@ -146,13 +143,7 @@ unsafe fn scales_mins(heads: __m512i, t: &[__m512i; 5]) -> __m512i {
 unsafe fn rows<B: Block, const R: usize>(x: [&[B]; R], y: &[BlockQ8K]) -> [f32; R] {
     const { assert!(R == 1 || R == 2 || R == 4) };
     let s = Avx512::new_unchecked();
-    // Each row cut to y's length here, not by a closure: closures do not take the target
-    // features, so LLVM would not see the lengths and would keep a bounds check a block.
-    let mut rows = x;
-    for r in 0..R {
-        rows[r] = &x[r][..y.len()];
-    }
-    let x = rows;
+    let x = cut(x, y.len());
     let unpack = [
         load64(s, &UNPACK[0]),
         load64(s, &UNPACK[1]),
@@ -167,8 +158,7 @@ unsafe fn rows<B: Block, const R: usize>(x: [&[B]; R], y: &[BlockQ8K]) -> [f32; 
     let (dmin_lanes, d_lanes) = (load64(s, &DMIN_LANES), [load64(s, &D_LANES[0]), load64(s, &D_LANES[1])]);
     let sixteen = _mm512_set1_epi8(16);
     let zero = _mm512_setzero_si512();
-    // Rows 2p and 2p + 1's eight lanes (ggml's `acc`) in lanes 0-7 and 8-15 of `acc[p]`.
-    let mut acc = [_mm512_setzero_ps(); 2];
+    let mut sums = RowSums::<R>::new();
     // q4_K: row r's minimum term in the four lanes of 128-bit lane r (ggml's `acc_m`);
     // q5_K: row r's running sum in lane 4r (ggml's scalar `summs`).
     let mut acc_m = _mm512_setzero_ps();
@@ -244,35 +234,16 @@ unsafe fn rows<B: Block, const R: usize>(x: [&[B]; R], y: &[BlockQ8K]) -> [f32; 
                     *dot = _mm512_dpbusd_epi32(zero, levels, *dot);
                 }
                 let scales = permute_words(load64(s, &SCALE_PAIRS[2 * r + p]), sm);
-                dpwssd(&mut sumi[r], _mm512_permutex2var_epi16(dots[0], pair_words, dots[1]), scales);
+                scaled_pair(&mut sumi[r], dots[0], dots[1], pair_words, scales);
             }
         }
-        // Two rows a zmm: each row's two halves summed into its eight lanes, times its d.
-        for p in 0..R.div_ceil(2) {
-            let lanes = if R == 1 {
-                // Lanes 0-7 only (8-15 unread).
-                _mm512_add_epi32(sumi[0], _mm512_shuffle_i64x2::<0b11_10_11_10>(sumi[0], sumi[0]))
-            } else {
-                let (a, b) = (sumi[2 * p], sumi[2 * p + 1]);
-                _mm512_add_epi32(
-                    _mm512_shuffle_i64x2::<0b01_00_01_00>(a, b),
-                    _mm512_shuffle_i64x2::<0b11_10_11_10>(a, b),
-                )
-            };
-            let d = _mm512_permutexvar_ps(d_lanes[p], factors);
-            acc[p] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(lanes), acc[p]);
-        }
+        sums.add(&sumi, factors, &d_lanes);
     }
     let m: [[f32; 4]; 4] = std::mem::transmute(acc_m);
     let mut out = [0f32; R];
     for r in 0..R {
-        let half = if r % 2 == 0 {
-            _mm512_castps512_ps256(acc[r / 2])
-        } else {
-            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(acc[r / 2])))
-        };
         let [m0, m1, m2, m3] = m[r];
-        out[r] = s.hsum(half) + if B::FIFTH { m0 } else { (m0 + m2) + (m1 + m3) };
+        out[r] = s.hsum(sums.row(r)) + if B::FIFTH { m0 } else { (m0 + m2) + (m1 + m3) };
     }
     out
 }

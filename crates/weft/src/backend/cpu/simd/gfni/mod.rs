@@ -91,6 +91,8 @@ pub(super) mod iq4xs;
 pub(super) mod k45;
 pub(super) mod q2k;
 pub(super) mod q3k;
+pub(super) mod q6k;
+mod rowpairs;
 
 /// Whether this CPU runs these kernels: AVX-512 with VNNI (`Isa::Avx512Vnni`), GFNI and
 /// BMI2 (every CPU with the first two has it).

@@ -124,22 +124,12 @@ impl OddScales {
     }
 }
 
-/// The affine op by `odd` in the even bytes, 0 in the odd. In asm because LLVM splits the
-/// zero-masked op into the op and an AND (two uops).
-#[target_feature(enable = "avx512f,avx512bw,gfni")]
-#[inline]
-unsafe fn odd_low_bytes(ls: __m512i, odd: __m512i) -> __m512i {
-    let out: __m512i;
-    std::arch::asm!(
-        "vgf2p8affineqb {out} {{{k}}}{{z}}, {ls}, {m}, 1",
-        out = out(zmm_reg) out,
-        k = in(kreg) 0x5555_5555_5555_5555u64,
-        ls = in(zmm_reg) ls,
-        m = in(zmm_reg) odd,
-        options(pure, nomem, nostack),
-    );
-    out
-}
+even_bytes_op!(
+    /// The affine op by `odd` (with the constant 1) of `ls`'s bytes.
+    odd_low_bytes(ls, odd),
+    "avx512f,avx512bw,gfni",
+    "vgf2p8affineqb {out} {{{k}}}{{z}}, {ls}, {odd}, 1"
+);
 
 /// The bytes of a `B` a 64-byte masked load reads: the block's own, so a load of the last block
 /// of a row never touches memory past it.

@@ -37,7 +37,7 @@ use std::arch::x86_64::*;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::rowpairs::{cut, scaled_pair, RowSums, PAIR_WORDS};
+use super::rowpairs::{cut, scaled_pair, with_lane, with_u32, RowSums, PAIR_WORDS};
 use super::{load64, NIBBLE_BITS};
 use crate::types::quant::{BlockQ4K, BlockQ5K, BlockQ8K};
 
@@ -101,22 +101,12 @@ const UNPACK: [[u8; 64]; 5] = {
 const SCALE_PAIRS: [[u8; 64]; 8] =
     table2d!([[u8; 64]; 8], |rp, b| (16 * (rp / 2) + 4 * (rp % 2) + b / 32 + 2 * ((b % 4) / 2)) as u8);
 
-/// The bytes of `src` that `idx` picks into the even bytes, 0 into the odd: i16 lanes. In
-/// asm because LLVM splits the zero-masked permute into the permute and an AND (two uops).
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-#[inline]
-unsafe fn permute_words(idx: __m512i, src: __m512i) -> __m512i {
-    let out: __m512i;
-    std::arch::asm!(
-        "vpermb {out} {{{k}}}{{z}}, {idx}, {src}",
-        out = out(zmm_reg) out,
-        k = in(kreg) 0x5555_5555_5555_5555u64,
-        idx = in(zmm_reg) idx,
-        src = in(zmm_reg) src,
-        options(pure, nomem, nostack),
-    );
-    out
-}
+even_bytes_op!(
+    /// The bytes of `src` that `idx` picks.
+    permute_words(idx, src),
+    "avx512f,avx512bw,avx512vbmi",
+    "vpermb {out} {{{k}}}{{z}}, {idx}, {src}"
+);
 
 /// `vpermps` indices: each 128-bit lane `r` takes row r's `dmin` (lane `2r + 1` of the
 /// rows' factors `[d0, dmin0, d1, dmin1, ..]`).
@@ -157,6 +147,8 @@ unsafe fn rows<B: Block, const R: usize>(x: [&[B]; R], y: &[BlockQ8K]) -> [f32; 
     let pair_words = load64(s, &PAIR_WORDS);
     let (dmin_lanes, d_lanes) = (load64(s, &DMIN_LANES), [load64(s, &D_LANES[0]), load64(s, &D_LANES[1])]);
     let sixteen = _mm512_set1_epi8(16);
+    // -0.0 in the odd lanes: y.d's sign flipped there, for the dmin products.
+    let negate_odd = _mm256_castsi256_ps(_mm256_set1_epi64x(i64::MIN));
     let zero = _mm512_setzero_si512();
     let mut sums = RowSums::<R>::new();
     // q4_K: row r's minimum term in the four lanes of 128-bit lane r (ggml's `acc_m`);
@@ -169,32 +161,12 @@ unsafe fn rows<B: Block, const R: usize>(x: [&[B]; R], y: &[BlockQ8K]) -> [f32; 
             prefetch::row_block::<Avx512, _, R>(s, row, i);
             let head = &row[i] as *const B as *const u8;
             let scale_bytes = _mm_loadu_si128(head.add(4) as *const _);
-            heads = match r {
-                0 => _mm512_zextsi128_si512(scale_bytes),
-                1 => _mm512_inserti32x4::<1>(heads, scale_bytes),
-                2 => _mm512_inserti32x4::<2>(heads, scale_bytes),
-                _ => _mm512_inserti32x4::<3>(heads, scale_bytes),
-            };
-            let dm = (head as *const i32).read_unaligned();
-            halves = match r {
-                0 => _mm_cvtsi32_si128(dm),
-                1 => _mm_insert_epi32::<1>(halves, dm),
-                2 => _mm_insert_epi32::<2>(halves, dm),
-                _ => _mm_insert_epi32::<3>(halves, dm),
-            };
+            heads = with_lane(heads, r, scale_bytes);
+            halves = with_u32(halves, r, (head as *const i32).read_unaligned());
         }
         let sm = scales_mins(heads, &unpack);
         // [y.d * d, -y.d * dmin] for each row in turn: ggml's products, exactly.
-        let yd = _mm256_set_ps(
-            -by.d.get(),
-            by.d.get(),
-            -by.d.get(),
-            by.d.get(),
-            -by.d.get(),
-            by.d.get(),
-            -by.d.get(),
-            by.d.get(),
-        );
+        let yd = _mm256_xor_ps(_mm256_set1_ps(by.d.get()), negate_odd);
         let factors = _mm512_castps256_ps512(_mm256_mul_ps(yd, _mm256_cvtph_ps(halves)));
         // The activations' 16-sums added in pairs (bsums[2j] + bsums[2j + 1] in i16 lane j),
         // then mins[2l] * pair[2l] + mins[2l + 1] * pair[2l + 1] in lane l of each row's lane.

@@ -82,6 +82,29 @@ macro_rules! row_entries {
     };
 }
 
+/// Declares `unsafe fn $name($a, $b) -> __m512i`: the op of `$template` (operands `{out}`,
+/// `{k}`, `{$a}`, `{$b}`) zero-masked to the even bytes, 0 in the odd: i16 lanes. In asm
+/// because LLVM splits a zero-masked byte op into the op and an AND (two uops).
+macro_rules! even_bytes_op {
+    ($(#[$doc:meta])* $name:ident($a:ident, $b:ident), $features:literal, $template:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[inline]
+        unsafe fn $name($a: __m512i, $b: __m512i) -> __m512i {
+            let out: __m512i;
+            std::arch::asm!(
+                $template,
+                out = out(zmm_reg) out,
+                k = in(kreg) 0x5555_5555_5555_5555u64,
+                $a = in(zmm_reg) $a,
+                $b = in(zmm_reg) $b,
+                options(pure, nomem, nostack),
+            );
+            out
+        }
+    };
+}
+
 mod gridrows;
 pub(super) mod iq1;
 pub(super) mod iq2;

@@ -28,7 +28,7 @@ use std::arch::x86_64::*;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::rowpairs::{cut, scaled_pair, RowSums, PAIR_WORDS};
+use super::rowpairs::{cut, scaled_pair, with_lane, RowSums, PAIR_WORDS};
 use super::{load64, NIBBLE_BITS};
 use crate::types::quant::{BlockQ6K, BlockQ8K};
 
@@ -72,12 +72,7 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ6K]; R], y: &[BlockQ8K]) -> [f32; R] 
         for (r, row) in x.iter().enumerate() {
             prefetch::row_block::<Avx512, _, R>(s, row, i);
             let sc = _mm_loadu_si128(row[i].scales.as_ptr() as *const _);
-            let p = r / 2;
-            scales[p] = if r % 2 == 0 {
-                _mm512_castsi256_si512(_mm256_castsi128_si256(sc))
-            } else {
-                _mm512_inserti32x4::<1>(scales[p], sc)
-            };
+            scales[r / 2] = with_lane(scales[r / 2], r % 2, sc);
             let d = row[i].d.bits() as i32;
             halves = match r {
                 0 => _mm_cvtsi32_si128(d),

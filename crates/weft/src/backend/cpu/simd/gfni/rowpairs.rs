@@ -17,6 +17,35 @@ pub(super) fn cut<B, const R: usize>(x: [&[B]; R], n: usize) -> [&[B]; R] {
     rows
 }
 
+/// `v` with 128-bit lane `r` set to `x` (lane 0: the rest zeroed): row r's per-block bytes in
+/// its lane.
+///
+/// # Safety
+/// AVX-512 F.
+#[inline(always)]
+pub(super) unsafe fn with_lane(v: __m512i, r: usize, x: __m128i) -> __m512i {
+    match r {
+        0 => _mm512_zextsi128_si512(x),
+        1 => _mm512_inserti32x4::<1>(v, x),
+        2 => _mm512_inserti32x4::<2>(v, x),
+        _ => _mm512_inserti32x4::<3>(v, x),
+    }
+}
+
+/// `v` with u32 lane `r` set to `x` (lane 0: the rest zeroed).
+///
+/// # Safety
+/// SSE4.1.
+#[inline(always)]
+pub(super) unsafe fn with_u32(v: __m128i, r: usize, x: i32) -> __m128i {
+    match r {
+        0 => _mm_cvtsi32_si128(x),
+        1 => _mm_insert_epi32::<1>(v, x),
+        2 => _mm_insert_epi32::<2>(v, x),
+        _ => _mm_insert_epi32::<3>(v, x),
+    }
+}
+
 /// `vpermt2w` indices that pair two zmms' i32 lanes (each fits an i16) as the i16 halves of
 /// one lane: lane `l` takes lane `l` of the first, then lane `l` of the second.
 pub(super) const PAIR_WORDS: [u16; 32] = table2d!([u16; 32], |w| (if w % 2 == 0 { w } else { 32 + w - 1 }) as u16);

@@ -28,7 +28,7 @@ use std::arch::x86_64::*;
 use super::super::ops::Simd;
 use super::super::prefetch;
 use super::super::x86::Avx512;
-use super::rowpairs::{cut, scaled_pair, with_lane, RowSums, PAIR_WORDS};
+use super::rowpairs::{cut, scaled_pair, with_lane, with_u16, RowSums, PAIR_WORDS};
 use super::{load64, NIBBLE_BITS};
 use crate::types::quant::{BlockQ6K, BlockQ8K};
 
@@ -73,13 +73,7 @@ unsafe fn rows<const R: usize>(x: [&[BlockQ6K]; R], y: &[BlockQ8K]) -> [f32; R] 
             prefetch::row_block::<Avx512, _, R>(s, row, i);
             let sc = _mm_loadu_si128(row[i].scales.as_ptr() as *const _);
             scales[r / 2] = with_lane(scales[r / 2], r % 2, sc);
-            let d = row[i].d.bits() as i32;
-            halves = match r {
-                0 => _mm_cvtsi32_si128(d),
-                1 => _mm_insert_epi16::<1>(halves, d),
-                2 => _mm_insert_epi16::<2>(halves, d),
-                _ => _mm_insert_epi16::<3>(halves, d),
-            };
+            halves = with_u16(halves, r, row[i].d.bits() as i32);
         }
         for sc in scales.iter_mut().take(R.div_ceil(2)) {
             *sc = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(*sc));

@@ -17,34 +17,53 @@ pub(super) fn cut<B, const R: usize>(x: [&[B]; R], n: usize) -> [&[B]; R] {
     rows
 }
 
-/// `v` with 128-bit lane `r` set to `x` (lane 0: the rest zeroed): row r's per-block bytes in
-/// its lane.
-///
-/// # Safety
-/// AVX-512 F.
-#[inline(always)]
-pub(super) unsafe fn with_lane(v: __m512i, r: usize, x: __m128i) -> __m512i {
-    match r {
-        0 => _mm512_zextsi128_si512(x),
-        1 => _mm512_inserti32x4::<1>(v, x),
-        2 => _mm512_inserti32x4::<2>(v, x),
-        _ => _mm512_inserti32x4::<3>(v, x),
-    }
+/// Declares `unsafe fn $name(v, r, x)`: `v` with lane `r` (0-3) set to `x` by `$insert`, lane 0
+/// by `$first`, which zeroes the rest: row r's per-block values in its lane, for `r` known at
+/// compile time once the row loop is written out.
+macro_rules! lane_setter {
+    ($(#[$doc:meta])* $name:ident($v:ty, $x:ty), $first:ident, $insert:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(super) unsafe fn $name(v: $v, r: usize, x: $x) -> $v {
+            match r {
+                0 => $first(x),
+                1 => $insert::<1>(v, x),
+                2 => $insert::<2>(v, x),
+                _ => $insert::<3>(v, x),
+            }
+        }
+    };
 }
 
-/// `v` with u32 lane `r` set to `x` (lane 0: the rest zeroed).
-///
-/// # Safety
-/// SSE4.1.
-#[inline(always)]
-pub(super) unsafe fn with_u32(v: __m128i, r: usize, x: i32) -> __m128i {
-    match r {
-        0 => _mm_cvtsi32_si128(x),
-        1 => _mm_insert_epi32::<1>(v, x),
-        2 => _mm_insert_epi32::<2>(v, x),
-        _ => _mm_insert_epi32::<3>(v, x),
-    }
-}
+lane_setter!(
+    /// 128-bit lanes of a zmm (row r's bytes).
+    ///
+    /// # Safety
+    /// AVX-512 F.
+    with_lane(__m512i, __m128i),
+    _mm512_zextsi128_si512,
+    _mm512_inserti32x4
+);
+
+lane_setter!(
+    /// u32 lanes of an xmm (row r's two f16 factors).
+    ///
+    /// # Safety
+    /// SSE4.1.
+    with_u32(__m128i, i32),
+    _mm_cvtsi32_si128,
+    _mm_insert_epi32
+);
+
+lane_setter!(
+    /// u16 lanes of an xmm (row r's f16 `d`, in the low 16 bits of `x`).
+    ///
+    /// # Safety
+    /// SSE2.
+    with_u16(__m128i, i32),
+    _mm_cvtsi32_si128,
+    _mm_insert_epi16
+);
 
 /// `vpermt2w` indices that pair two zmms' i32 lanes (each fits an i16) as the i16 halves of
 /// one lane: lane `l` takes lane `l` of the first, then lane `l` of the second.

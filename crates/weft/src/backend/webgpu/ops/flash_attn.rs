@@ -1,7 +1,7 @@
-//! FLASH_ATTN_EXT: flash_attn.wgsl, one workgroup per query row (row, head, batch) with an
-//! online softmax over chunks of WG_ROWS keys. q f32 or f16; K and V f16 or one block type
-//! of dequant.wgsl (both the same type, read through its `dq4`); optional f16 mask; ALiBi;
-//! logit softcap. Head sizes: multiples of 4 (of the block size for quantized K/V) up to
+//! FLASH_ATTN_EXT: flash_attn.wgsl, one workgroup per [`q_rows`] query rows of one head and
+//! batch, with an online softmax over chunks of WG_ROWS keys. q f32 or f16; K and V f16 or one
+//! block type of dequant.wgsl (both the same type, read through its `dq4`); optional f16 mask;
+//! ALiBi; logit softcap. Head sizes: multiples of 4 (of the block size for quantized K/V) up to
 //! 4 * WG_ROWS * MAX_ACC_N.
 
 use super::quant::{byte_addressable, qarg, qt_flag};
@@ -53,12 +53,36 @@ fn supports(node: &Tensor) -> bool {
         && d <= 4 * (WG_ROWS * MAX_ACC_N) as u64
 }
 
-fn key(q: Type, kv: Type, mask: bool, d: u32) -> PipelineKey {
-    let acc_n = d.div_ceil(4 * WG_ROWS).clamp(1, MAX_ACC_N);
+/// Output vec4 groups per invocation and query row for head size `d`.
+fn acc_n(d: u32) -> u32 {
+    d.div_ceil(4 * WG_ROWS).clamp(1, MAX_ACC_N)
+}
+
+/// Query rows per workgroup: each K and V row read serves that many rows. Eight (four for
+/// head sizes over 256) keep the workgroup's queries, scores and weights within 12 KiB of
+/// workgroup memory (WebGPU guarantees 16) and its accumulators at eight vec4s an invocation;
+/// one for a single query row (decoding), where more rows would only be skipped.
+/// Lavapipe (2 cores), nh = 32, kv = 1024, nb = 35, ms a compute, rows a workgroup 1 / 2 /
+/// 4 / 8: hs = 256 q4_0 K/V 1900 / 1515 / 1150 / 1100, hs = 128 f16 1440 / 1171 / 854 / 828.
+fn q_rows(nq1: u32, d: u32) -> u32 {
+    if nq1 <= 1 {
+        1
+    } else {
+        8 / acc_n(d)
+    }
+}
+
+fn key(q: Type, kv: Type, mask: bool, d: u32, nq1: u32) -> PipelineKey {
+    let (acc_n, q_rows) = (acc_n(d), q_rows(nq1, d));
     let mut k = PipelineKey::new("flash_attn", "main")
         .define("WG_SIZE", WG_ROWS)
         .define("ACC_N", acc_n)
-        .define("Q4_LEN", acc_n * WG_ROWS);
+        .define("Q4_LEN", acc_n * WG_ROWS)
+        .define("Q_ROWS", q_rows)
+        .define("ACC_ROWS", q_rows * acc_n)
+        .define("QUERY_LEN", q_rows * acc_n * WG_ROWS)
+        .define("SCORE_LEN", q_rows * WG_ROWS)
+        .define("SLICES", WG_ROWS / q_rows);
     if q == Type::F16 {
         k = k.flag("Q_F16");
     }
@@ -81,7 +105,9 @@ pub fn variants() -> Vec<PipelineKey> {
         for q in [Type::F32, Type::F16] {
             for mask in [false, true] {
                 for d in [4 * WG_ROWS, 4 * WG_ROWS * MAX_ACC_N] {
-                    v.push(key(q, kv, mask, d));
+                    for nq1 in [1, 2] {
+                        v.push(key(q, kv, mask, d, nq1));
+                    }
                 }
             }
         }
@@ -100,7 +126,9 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     let mask = node.src(3).map(|m| arg(ctx, m, 4)).transpose()?;
     let d = arg(ctx, node, 5)?;
     let (qn, kn) = (qt.ne(), kt.ne());
-    let rows = (qn[1] * qn[2] * qn[3]) as u32;
+    let (d_head, nq1) = (qn[0] as u32, qn[1] as u32);
+    let tiles = nq1.div_ceil(q_rows(nq1, d_head)) as u64 * qn[2] as u64 * qn[3] as u64;
+    let tiles = u32::try_from(tiles).map_err(|_| crate::backend::unsupported("WebGPU", node))?;
     let (m0, m1, n_head_log2) = alibi_bases(max_bias, qn[2] as u32);
     // With a softcap the scale applies inside the tanh, as on the CPU.
     let scale = if logit_softcap != 0.0 { scale / logit_softcap } else { scale };
@@ -111,7 +139,7 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
         .u32s(&k.layout)
         .u32s(&v.layout)
         .u32s(mask.as_ref().map_or(&zero, |m| &m.layout))
-        .u32s(&[d.elem_offset, q.elem_offset, mask.as_ref().map_or(0, |m| m.elem_offset), rows])
+        .u32s(&[d.elem_offset, q.elem_offset, mask.as_ref().map_or(0, |m| m.elem_offset), tiles])
         .u32s(&[
             k.byte_offset,
             v.byte_offset,
@@ -125,9 +153,9 @@ fn plan(node: &Tensor, ctx: &GpuContext) -> Result<Option<Dispatch>> {
     bindings.extend(mask.map(|m| m.binding));
     bindings.push(d.binding);
     Ok(Some(Dispatch {
-        key: key(qt.ty(), kt.ty(), node.src(3).is_some(), qn[0] as u32),
+        key: key(qt.ty(), kt.ty(), node.src(3).is_some(), d_head, nq1),
         params,
         bindings,
-        groups: grid(ctx, rows as u64)?,
+        groups: grid(ctx, tiles as u64)?,
     }))
 }

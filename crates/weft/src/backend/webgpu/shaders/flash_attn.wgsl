@@ -1,12 +1,22 @@
-// FLASH_ATTN_EXT: out = softmax(scale * q k^T + slope * mask) v for one query row per
-// workgroup, with an online softmax over chunks of WG_SIZE keys (ggml's CPU runs the same
-// recurrence one key at a time; a chunk rescales once by exp(M_old - M_new)).
+// FLASH_ATTN_EXT: out = softmax(scale * q k^T + slope * mask) v for Q_ROWS consecutive query
+// rows (iq1) of one head and batch per workgroup, with an online softmax over chunks of
+// WG_SIZE keys (ggml's CPU runs the same recurrence one key at a time; a chunk rescales once
+// by exp(M_old - M_new)).
 //
-// Per chunk: invocation t scores key c0 + t against the query row held in workgroup memory
-// (a whole K row each: simple, and no reduction barriers), the chunk's maximum updates the
-// running maximum M, each invocation turns its score into a weight p, and then invocation t
-// accumulates the weighted V rows for the output dimensions 4t..4t+3 (+ 4 * WG_SIZE per
-// further ACC_N), coalesced across the workgroup.
+// Why several rows: every query row of a head reads the head's whole K and V, and reading
+// (dequantizing) a K or V element costs more than the multiply-add it feeds. A workgroup
+// reads each K and V row once for its Q_ROWS rows; each row's arithmetic is the one-row
+// recurrence's, step for step, so the results do not depend on Q_ROWS. (Lavapipe, the CI's
+// Vulkan, on 2 cores: hs = 256, nh = 32, kv = 1024, nb = 35, q4_0 K/V 1.9 s a compute with
+// one row a workgroup, 1.1 s with eight: ops/flash_attn.rs.) The host picks Q_ROWS = 1 for a
+// single query row (decoding).
+//
+// Per chunk: invocation t scores key c0 + t against the workgroup's query rows held in
+// workgroup memory (a whole K row each: simple, and no reduction barriers), the chunk's
+// maximum per row updates that row's running maximum M (partial maxima over slices of the
+// chunk, then over the slices), each invocation turns its scores into weights p, and then
+// invocation t accumulates the weighted V rows for the output dimensions 4t..4t+3
+// (+ 4 * WG_SIZE per further ACC_N) of every row, coalesced across the workgroup.
 //
 // q: f32 (f16 with Q_F16), read in elements. K and V: bound as 32-bit words and addressed
 // in bytes, f16 (KV_F16) or any block type of dequant.wgsl (KV_QUANT with its QT_ flag; one
@@ -23,7 +33,8 @@ struct Params {
     k: Layout,
     v: Layout,
     mask: Layout,
-    // Element offsets of dst, q and mask inside their bindings; w: rows (nq1 * nq2 * nq3).
+    // Element offsets of dst, q and mask inside their bindings; w: workgroups
+    // (ceil(nq1 / Q_ROWS) * nq2 * nq3).
     offs: vec4<u32>,
     // x, y: byte offsets of K and V; z, w: q heads per K/V head in dims 2 and 3.
     kv: vec4<u32>,
@@ -88,9 +99,12 @@ fn row4(row: u32, g: u32) -> vec4<f32> {
 
 const LOWEST: f32 = -3.40282347e38;
 
-var<workgroup> query_sh: array<vec4<f32>, {{Q4_LEN}}>;
-var<workgroup> s_sh: array<f32, {{WG_SIZE}}>;
-var<workgroup> p_sh: array<f32, {{WG_SIZE}}>;
+// Query row r's vec4 group g at [r * Q4_LEN + g]; scores and weights of row r, key c0 + j
+// at [r * WG_SIZE + j]; the partial maxima of the chunk's slices.
+var<workgroup> query_sh: array<vec4<f32>, {{QUERY_LEN}}>;
+var<workgroup> s_sh: array<f32, {{SCORE_LEN}}>;
+var<workgroup> p_sh: array<f32, {{SCORE_LEN}}>;
+var<workgroup> max_sh: array<f32, {{WG_SIZE}}>;
 
 fn query_at(i: u32) -> f32 {
 #ifdef Q_F16
@@ -128,17 +142,20 @@ fn alibi_slope(h: u32) -> f32 {
 
 @compute @workgroup_size({{WG_SIZE}})
 fn main(inv: Invocation) {
-    let row = group_index(inv);
+    let tile = group_index(inv);
     let lid = inv.lid;
     // Uniform per workgroup, so the barriers below stay in uniform control flow.
-    if (row >= p.offs.w) {
+    if (tile >= p.offs.w) {
         return;
     }
     let nq1 = p.q.ne.y;
     let nq2 = p.q.ne.z;
-    let iq1 = row % nq1;
-    let iq2 = (row / nq1) % nq2;
-    let iq3 = row / (nq1 * nq2);
+    let tiles1 = (nq1 + {{Q_ROWS}}u - 1u) / {{Q_ROWS}}u;
+    let iq1_0 = (tile % tiles1) * {{Q_ROWS}}u;
+    let iq2 = (tile / tiles1) % nq2;
+    let iq3 = tile / (tiles1 * nq2);
+    // The workgroup's rows: iq1_0 .. iq1_0 + nq - 1.
+    let nq = min({{Q_ROWS}}u, nq1 - iq1_0);
     let d = p.q.ne.x;
     let g4 = d / 4u;
     let n_kv = p.k.ne.y;
@@ -148,10 +165,12 @@ fn main(inv: Invocation) {
     let v_base = p.kv.y + ik2 * p.v.nb.z + ik3 * p.v.nb.w;
     let slope = alibi_slope(iq2);
 
-    let q_base = p.offs.y + iq1 * p.q.nb.y + iq2 * p.q.nb.z + iq3 * p.q.nb.w;
-    for (var g = lid; g < g4; g = g + {{WG_SIZE}}u) {
-        let i = q_base + 4u * g * p.q.nb.x;
-        query_sh[g] = vec4<f32>(
+    let q_base = p.offs.y + iq1_0 * p.q.nb.y + iq2 * p.q.nb.z + iq3 * p.q.nb.w;
+    for (var e = lid; e < nq * g4; e = e + {{WG_SIZE}}u) {
+        let r = e / g4;
+        let g = e % g4;
+        let i = q_base + r * p.q.nb.y + 4u * g * p.q.nb.x;
+        query_sh[r * {{Q4_LEN}}u + g] = vec4<f32>(
             query_conv(query_at(i)),
             query_conv(query_at(i + p.q.nb.x)),
             query_conv(query_at(i + 2u * p.q.nb.x)),
@@ -160,85 +179,135 @@ fn main(inv: Invocation) {
     }
     workgroupBarrier();
 
-    var m = LOWEST;
-    var s_sum = 0.0;
-    var acc: array<vec4<f32>, {{ACC_N}}>;
-    for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
-        acc[a] = vec4<f32>(0.0);
+    // Per row: running maximum, running sum of weights, output accumulators [r * ACC_N + a].
+    var m: array<f32, {{Q_ROWS}}>;
+    var s_sum: array<f32, {{Q_ROWS}}>;
+    var acc: array<vec4<f32>, {{ACC_ROWS}}>;
+    for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+        m[r] = LOWEST;
     }
 
     for (var c0 = 0u; c0 < n_kv; c0 = c0 + {{WG_SIZE}}u) {
-        // Score of key c0 + lid; LOWEST marks a key left out (masked to -inf, or past n_kv).
+        // Scores of key c0 + lid; LOWEST marks a key left out (masked to -inf, or past n_kv).
         let ic = c0 + lid;
-        var s = LOWEST;
+        var s: array<f32, {{Q_ROWS}}>;
+        for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+            s[r] = LOWEST;
+        }
         if (ic < n_kv) {
-            var mv = 0.0;
+            // -inf (and NaN-free) masks skip the key, as ggml's CPU does; the K row is read
+            // when any row keeps it.
+            var mv: array<f32, {{Q_ROWS}}>;
+            var any_kept = false;
+            for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+                if (r < nq) {
 #ifdef MASK
-            let mi = p.offs.z + ic * p.mask.nb.x + iq1 * p.mask.nb.y;
-            mv = slope * half_to_f32(mask[mi / 2u], mi);
+                    let mi = p.offs.z + ic * p.mask.nb.x + (iq1_0 + r) * p.mask.nb.y;
+                    mv[r] = slope * half_to_f32(mask[mi / 2u], mi);
 #endif
-            // -inf (and NaN-free) masks skip the key, as ggml's CPU does.
-            if (mv >= LOWEST) {
+                    any_kept = any_kept || mv[r] >= LOWEST;
+                }
+            }
+            if (any_kept) {
                 kv_sel = 0u;
                 let krow = k_base + ic * p.k.nb.y;
-                var dot4 = vec4<f32>(0.0);
+                var dot4: array<vec4<f32>, {{Q_ROWS}}>;
                 for (var g = 0u; g < g4; g = g + 1u) {
-                    dot4 = dot4 + row4(krow, g) * query_sh[g];
+                    let k4 = row4(krow, g);
+                    // Every row, kept or not (rows past nq read zeros: their scores go unused).
+                    for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+                        dot4[r] = dot4[r] + k4 * query_sh[r * {{Q4_LEN}}u + g];
+                    }
                 }
-                var x = ((dot4.x + dot4.y) + (dot4.z + dot4.w)) * p.scale;
-                if (p.softcap != 0.0) {
-                    x = p.softcap * tanh_safe(x);
-                }
-                s = x + mv;
-            }
-        }
-        s_sh[lid] = s;
-        workgroupBarrier();
-
-        var cmax = LOWEST;
-        let n_c = min({{WG_SIZE}}u, n_kv - c0);
-        for (var j = 0u; j < n_c; j = j + 1u) {
-            cmax = max(cmax, s_sh[j]);
-        }
-        let m_new = max(m, cmax);
-        let ms = exp(m - m_new);
-        m = m_new;
-        p_sh[lid] = select(exp(s - m_new), 0.0, s == LOWEST);
-        workgroupBarrier();
-
-        var part = 0.0;
-        kv_sel = 1u;
-        for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
-            acc[a] = acc[a] * ms;
-        }
-        for (var j = 0u; j < n_c; j = j + 1u) {
-            let w = p_sh[j];
-            part = part + w;
-            if (w != 0.0) {
-                let vrow = v_base + (c0 + j) * p.v.nb.y;
-                for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
-                    let g = lid + a * {{WG_SIZE}}u;
-                    if (g < g4) {
-                        acc[a] = fma(row4(vrow, g), vec4<f32>(w), acc[a]);
+                for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+                    if (r < nq && mv[r] >= LOWEST) {
+                        let dr = dot4[r];
+                        var x = ((dr.x + dr.y) + (dr.z + dr.w)) * p.scale;
+                        if (p.softcap != 0.0) {
+                            x = p.softcap * tanh_safe(x);
+                        }
+                        s[r] = x + mv[r];
                     }
                 }
             }
         }
-        s_sum = s_sum * ms + part;
+        for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+            s_sh[r * {{WG_SIZE}}u + lid] = s[r];
+        }
+        workgroupBarrier();
+
+        // Invocation lid: the maximum of row lid / SLICES over keys (lid % SLICES) * Q_ROWS ..
+        // + Q_ROWS - 1 of the chunk (keys past n_kv hold LOWEST).
+        let mr = lid / {{SLICES}}u;
+        let j0 = (lid % {{SLICES}}u) * {{Q_ROWS}}u;
+        var pmax = LOWEST;
+        for (var j = j0; j < j0 + {{Q_ROWS}}u; j = j + 1u) {
+            pmax = max(pmax, s_sh[mr * {{WG_SIZE}}u + j]);
+        }
+        max_sh[lid] = pmax;
+        workgroupBarrier();
+
+        let n_c = min({{WG_SIZE}}u, n_kv - c0);
+        var ms: array<f32, {{Q_ROWS}}>;
+        for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+            var cmax = LOWEST;
+            for (var t = 0u; t < {{SLICES}}u; t = t + 1u) {
+                cmax = max(cmax, max_sh[r * {{SLICES}}u + t]);
+            }
+            let m_new = max(m[r], cmax);
+            ms[r] = exp(m[r] - m_new);
+            m[r] = m_new;
+            p_sh[r * {{WG_SIZE}}u + lid] = select(exp(s[r] - m_new), 0.0, s[r] == LOWEST);
+        }
+        workgroupBarrier();
+
+        var part: array<f32, {{Q_ROWS}}>;
+        kv_sel = 1u;
+        for (var e = 0u; e < {{ACC_ROWS}}u; e = e + 1u) {
+            acc[e] = acc[e] * ms[e / {{ACC_N}}u];
+        }
+        for (var j = 0u; j < n_c; j = j + 1u) {
+            var w: array<f32, {{Q_ROWS}}>;
+            var any_w = false;
+            for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+                w[r] = p_sh[r * {{WG_SIZE}}u + j];
+                part[r] = part[r] + w[r];
+                any_w = any_w || w[r] != 0.0;
+            }
+            // A weight of 0 leaves its row's accumulators alone (an inf in V stays out).
+            if (any_w) {
+                let vrow = v_base + (c0 + j) * p.v.nb.y;
+                for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
+                    let g = lid + a * {{WG_SIZE}}u;
+                    if (g < g4) {
+                        let v4 = row4(vrow, g);
+                        for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+                            let e = r * {{ACC_N}}u + a;
+                            acc[e] = select(acc[e], fma(v4, vec4<f32>(w[r]), acc[e]), w[r] != 0.0);
+                        }
+                    }
+                }
+            }
+        }
+        for (var r = 0u; r < {{Q_ROWS}}u; r = r + 1u) {
+            s_sum[r] = s_sum[r] * ms[r] + part[r];
+        }
         workgroupBarrier();
     }
 
-    let inv_s = 1.0 / s_sum;
-    let d_base = p.offs.x + iq2 * p.dst.nb.y + iq1 * p.dst.nb.z + iq3 * p.dst.nb.w;
-    for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
-        let g = lid + a * {{WG_SIZE}}u;
-        if (g < g4) {
-            let r = acc[a] * inv_s;
-            let i = d_base + 4u * g * p.dst.nb.x;
-            dst[i] = r.x;
-            dst[i + p.dst.nb.x] = r.y;
-            dst[i + 2u * p.dst.nb.x] = r.z;
-            dst[i + 3u * p.dst.nb.x] = r.w;
+    for (var r = 0u; r < nq; r = r + 1u) {
+        let inv_s = 1.0 / s_sum[r];
+        let d_base = p.offs.x + iq2 * p.dst.nb.y + (iq1_0 + r) * p.dst.nb.z + iq3 * p.dst.nb.w;
+        for (var a = 0u; a < {{ACC_N}}u; a = a + 1u) {
+            let g = lid + a * {{WG_SIZE}}u;
+            if (g < g4) {
+                let o = acc[r * {{ACC_N}}u + a] * inv_s;
+                let i = d_base + 4u * g * p.dst.nb.x;
+                dst[i] = o.x;
+                dst[i + p.dst.nb.x] = o.y;
+                dst[i + 2u * p.dst.nb.x] = o.z;
+                dst[i + 3u * p.dst.nb.x] = o.w;
+            }
         }
     }
 }

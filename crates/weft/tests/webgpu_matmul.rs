@@ -100,41 +100,63 @@ fn a_types(gpu: &dyn Backend) -> Vec<Type> {
         .collect()
 }
 
-#[test]
-fn every_kernel_shape_matches_cpu() {
+/// Every a type, f32 and f16 b, and the shapes of `cases` through the kernel shape `shape`
+/// (the backend's `matmul` option; `auto` picks one per node).
+fn kernel_shape_matches_cpu(shape: &str) {
     for gpu in backends() {
         let gpu = gpu.as_ref();
         let types = a_types(gpu);
         assert!(types.contains(&Type::F32) && types.contains(&Type::F16) && types.contains(&Type::BF16));
         println!("{}: a types {types:?}", gpu.name());
-        for shape in ["auto", "matvec", "tiled", "naive"] {
-            gpu.set_option("matmul", shape).expect("matmul option");
-            // Float a: k = 67 reads elements one by one, k = 20 as vec4s (with a partial
-            // last 16-wide step in the tiled kernel).
-            let ks = |a: Type| if a.is_quantized() { vec![2 * a.blck_size() as i64] } else { vec![67, 20] };
-            for (a, k) in types.iter().flat_map(|&a| ks(a).into_iter().map(move |k| (a, k))) {
-                for b in [Type::F32, Type::F16] {
-                    let mut cases = vec![spec(a, b, k, 70, 3), spec(a, b, k, 9, 67), spec(a, b, k, 65, 1)];
-                    cases.push(Spec { a23: [2, 3], b23: [4, 3], ..spec(a, b, k, 5, 9) });
-                    cases.push(Spec { permuted: true, a23: [3, 1], b23: [3, 2], ..spec(a, b, k, 6, 7) });
-                    cases.push(Spec { b_transposed: true, ..spec(a, b, k, 7, 12) });
-                    for s in &cases {
-                        let e = nmse(gpu, s);
-                        let what = format!(
-                            "[{shape}] {a:?} x {b:?} k={} m={} n={} a23={:?} b23={:?} perm={} bT={}",
-                            s.k, s.m, s.n, s.a23, s.b23, s.permuted, s.b_transposed
-                        );
-                        assert!(e <= 5e-4, "{what}: nmse {e:.3e}");
-                        // Float operands: f32 products and sums, only the CPU's rounding of b.
-                        if !a.is_quantized() && a != Type::BF16 {
-                            assert!(e <= 1e-5, "{what}: nmse {e:.3e}");
-                        }
+        gpu.set_option("matmul", shape).expect("matmul option");
+        // Float a: k = 67 reads elements one by one, k = 20 as vec4s (with a partial
+        // last 16-wide step in the tiled kernel).
+        let ks = |a: Type| if a.is_quantized() { vec![2 * a.blck_size() as i64] } else { vec![67, 20] };
+        for (a, k) in types.iter().flat_map(|&a| ks(a).into_iter().map(move |k| (a, k))) {
+            for b in [Type::F32, Type::F16] {
+                let mut cases = vec![spec(a, b, k, 70, 3), spec(a, b, k, 9, 67), spec(a, b, k, 65, 1)];
+                cases.push(Spec { a23: [2, 3], b23: [4, 3], ..spec(a, b, k, 5, 9) });
+                cases.push(Spec { permuted: true, a23: [3, 1], b23: [3, 2], ..spec(a, b, k, 6, 7) });
+                cases.push(Spec { b_transposed: true, ..spec(a, b, k, 7, 12) });
+                for s in &cases {
+                    let e = nmse(gpu, s);
+                    let what = format!(
+                        "[{shape}] {a:?} x {b:?} k={} m={} n={} a23={:?} b23={:?} perm={} bT={}",
+                        s.k, s.m, s.n, s.a23, s.b23, s.permuted, s.b_transposed
+                    );
+                    assert!(e <= 5e-4, "{what}: nmse {e:.3e}");
+                    // Float operands: f32 products and sums, only the CPU's rounding of b.
+                    if !a.is_quantized() && a != Type::BF16 {
+                        assert!(e <= 1e-5, "{what}: nmse {e:.3e}");
                     }
                 }
             }
         }
-        gpu.set_option("matmul", "auto").expect("matmul option");
     }
+}
+
+// One test per kernel shape, each on a backend of its own. On lavapipe (CI) compiling the
+// pipelines is most of the time, and one backend compiling every shape's took longer than
+// four compiling a shape's each (shaders compiled afresh, MESA_SHADER_CACHE_DISABLE=true,
+// release build: one test 391 s, four 211 and 231 s, one core busy either way).
+#[test]
+fn auto_shape_matches_cpu() {
+    kernel_shape_matches_cpu("auto");
+}
+
+#[test]
+fn matvec_kernel_matches_cpu() {
+    kernel_shape_matches_cpu("matvec");
+}
+
+#[test]
+fn tiled_kernel_matches_cpu() {
+    kernel_shape_matches_cpu("tiled");
+}
+
+#[test]
+fn naive_kernel_matches_cpu() {
+    kernel_shape_matches_cpu("naive");
 }
 
 #[test]

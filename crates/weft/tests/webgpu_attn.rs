@@ -166,6 +166,11 @@ fn flash_attn_matches_cpu_on_edge_shapes() {
         check("fa d=64 n_kv=200 masked keys and chunks", g, TOL_FA, &flash(&fa(64, 200)));
         check("fa d=40 n_kv=70 no mask", g, TOL_FA, &flash(&Fa { mask: false, ..fa(40, 70) }));
         check("fa d=320 (two vec4 per invocation)", g, TOL_FA, &flash(&fa(320, 130)));
+        // Query rows per workgroup: eight, then three (d <= 256); four, four, then one (d > 256);
+        // one row alone (decoding).
+        check("fa 11 query rows (8 + 3 a workgroup)", g, TOL_FA, &flash(&Fa { nq1: 11, ..fa(64, 100) }));
+        check("fa d=320, 9 query rows (4 + 4 + 1)", g, TOL_FA, &flash(&Fa { nq1: 9, ..fa(320, 70) }));
+        check("fa one query row", g, TOL_FA, &flash(&Fa { nq1: 1, ..fa(128, 90) }));
         check("fa grouped heads 8 q on 2 kv", g, TOL_FA, &flash(&Fa { heads: 8, kv_heads: 2, ..fa(64, 100) }));
         check(
             "fa alibi max_bias=8, 6 heads",

@@ -59,9 +59,10 @@ fn acc_n(d: u32) -> u32 {
 }
 
 /// Query rows per workgroup: each K and V row read serves that many rows. Eight (four for
-/// head sizes over 256) keep the workgroup's queries, scores and weights within 12 KiB of
-/// workgroup memory (WebGPU guarantees 16) and its accumulators at eight vec4s an invocation;
-/// one for a single query row (decoding), where more rows would only be skipped.
+/// head sizes over 256) keep the workgroup's queries, scores, weights and partial maxima
+/// under 13 KiB of workgroup memory (WebGPU guarantees 16) and its accumulators at eight
+/// vec4s an invocation; one for a single query row (decoding), where more rows would only be
+/// skipped.
 /// Lavapipe (2 cores), nh = 32, kv = 1024, nb = 35, ms a compute, rows a workgroup 1 / 2 /
 /// 4 / 8: hs = 256 q4_0 K/V 1900 / 1515 / 1150 / 1100, hs = 128 f16 1440 / 1171 / 854 / 828.
 fn q_rows(nq1: u32, d: u32) -> u32 {
